@@ -1,0 +1,42 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../lib/base-command.js'
+import {runFinish} from '../lib/tasks/finish-flow.js'
+import {PROVIDERS} from '../lib/shapes/types.js'
+
+export default class Finish extends BaseCommand<typeof Finish> {
+  static summary = 'Turn limits.yaml into the cluster’s nodes and partitions (slurm.conf), safely'
+
+  static description = `Reads limits.yaml (which shapes, how many nodes at most), generates the node and partition
+section of slurm.conf and gres.conf, shows what changes, and applies it: upload, validate with
+Slurm, back up, swap atomically, reconfigure or restart slurmctld, verify — and roll back if the
+controller does not come up. Nodes that leave the configuration are drained and powered down.
+
+limits.yaml takes CitC's format as it is ("shape: count", or on Oracle "shape: {AD: count}") or an
+extended form with "shapes:", "partitions:" and "slurm:" (your own slurm.conf settings).
+
+With --dry-run and --provider, no cluster is needed: the configuration is printed.`
+
+  static examples = [
+    {description: 'Preview the configuration for AWS shapes, no cluster needed', command: '<%= config.bin %> finish --dry-run --provider aws --cluster-id demo --limits examples/limits-aws.yaml'},
+    {description: 'The same as one JSON document (nodes, partitions, slurmConf)', command: '<%= config.bin %> finish --dry-run --provider aws --cluster-id demo --limits examples/limits-aws.yaml --json'},
+    {description: 'Show what would change on a registered cluster', command: '<%= config.bin %> finish -c mycluster --dry-run'},
+    {description: 'Apply ./limits.yaml to the only cluster, without asking', command: '<%= config.bin %> finish --yes'},
+  ]
+
+  static flags = {
+    limits: Flags.string({char: 'l', description: 'limits file', default: 'limits.yaml'}),
+    'dry-run': Flags.boolean({description: 'show the configuration (or, on a cluster, the changes) and change nothing', default: false}),
+    provider: Flags.string({char: 'p', options: [...PROVIDERS], description: 'with --dry-run: preview for this provider without a cluster'}),
+    'cluster-id': Flags.string({description: 'with --provider: the cluster id used in node names', default: 'citc'}),
+    'mgmt-shape': Flags.string({description: 'oracle preview: the management node’s shape, subtracted once from the limits'}),
+    'mgmt-ad': Flags.integer({description: 'oracle preview: the management node’s availability domain', min: 1}),
+    'output-dir': Flags.string({description: 'with --provider: write slurm.conf and gres.conf into this directory instead of printing'}),
+    force: Flags.boolean({description: 'cancel the jobs of nodes that leave the configuration (default: refuse)', default: false}),
+    wait: Flags.boolean({description: 'if another citc command holds the cluster, wait for it instead of refusing', default: false}),
+  }
+
+  async run() {
+    return runFinish(this.io(), this.flags, this.config.dataDir)
+  }
+}

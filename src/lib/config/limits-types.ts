@@ -1,0 +1,38 @@
+// limits.yaml after parsing and validation: what finish turns into slurm.conf.
+import type {Gpu} from '../shapes/types.js'
+
+export interface LimitsEntry {
+  /** Shape name exactly as written (must exist in the provider's catalogue). */
+  shape: string
+  /** Oracle availability domain (1, 2, 3 …); undefined on other providers. */
+  ad?: number
+  /** Maximum number of nodes of this shape (in this AD). Positive integer, after any management-node subtraction. */
+  count: number
+  /** Partitions this shape's nodes join; undefined = the default partition. */
+  partitions?: string[]
+  /** Slurm Weight override; undefined = derived from the shape (smaller/cheaper first). */
+  weight?: number
+  /** Extra node features, added after shape=,ad=,arch=. */
+  features?: string[]
+  /** GPU override (count/model) for shapes the catalogue gets wrong or does not know. */
+  gpu?: Gpu
+  /** Where the entry was written, "limits.yaml:3:1", for later messages. */
+  where: string
+}
+
+export interface PartitionSpec {
+  name: string
+  default: boolean
+  /** Slurm MaxTime, e.g. "1-00:00:00" or "UNLIMITED". */
+  maxTime?: string
+  /** Any other partition options, as Slurm spells them (e.g. {OverSubscribe: "NO"}). */
+  options: Record<string, string>
+}
+
+export interface Limits {
+  entries: LimitsEntry[]
+  /** Named partitions; empty = one "compute" partition with every node, Default=YES (as CitC). */
+  partitions: PartitionSpec[]
+  /** User-seeded slurm.conf settings (never a key citc manages). Key as Slurm spells it. */
+  settings: Record<string, string>
+}

@@ -1,0 +1,36 @@
+// What citc knows about one machine shape: enough to write a NodeName line Slurm will accept.
+
+export type Provider = 'aws' | 'google' | 'oracle' | 'local'
+export const PROVIDERS: readonly Provider[] = ['aws', 'google', 'oracle', 'local']
+
+export type Arch = 'x86_64' | 'arm64'
+
+export interface Gpu {
+  count: number
+  /** Lower-case model as Slurm's Gres type, e.g. "t4", "v100", "a100". */
+  model: string
+}
+
+export interface Shape {
+  /** The provider's own name, exactly as the user writes it in limits.yaml (e.g. "c5.xlarge"). */
+  name: string
+  sockets: number
+  coresPerSocket: number
+  threadsPerCore: number
+  /** Memory the provider advertises, in MiB. */
+  memoryMiB: number
+  /** Memory Slurm may hand to jobs (RealMemory), in MiB: conservative so nodes never drain "Low RealMemory". */
+  realMemoryMiB: number
+  arch: Arch
+  gpu?: Gpu
+}
+
+export interface ShapeCatalogue {
+  provider: Provider
+  /** Where the data came from (documentation page and date), shown by `citc shapes`. */
+  source: string
+  /** The shape, or undefined. Parses sized names such as "VM.Standard.E4.Flex.4.64" on oracle. */
+  get(name: string): Shape | undefined
+  /** Every fixed shape name (flex families listed by their pattern), for suggestions and listings. */
+  names(): string[]
+}

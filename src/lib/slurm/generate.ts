@@ -1,0 +1,57 @@
+// limits → the files finish writes. Pure: the caller brings the limits, catalogue and current files.
+import type {Limits} from '../config/limits-types.js'
+import type {Provider, ShapeCatalogue} from '../shapes/types.js'
+import {buildNodeGroups, type NodeGroup, nodeName, type PartitionDef} from './nodes.js'
+import {type BaseInput, type ElasticSettings, mergeSlurmConf, renderBase, renderGresConf, renderManagedBlock} from './render.js'
+
+export interface Generated {
+  groups: NodeGroup[]
+  partitions: PartitionDef[]
+  block: string
+  slurmConf: string
+  gresConf: string
+}
+
+export function generateConfig(input: {
+  provider: Provider
+  clusterId: string
+  limits: Limits
+  catalogue: ShapeCatalogue
+  elastic: ElasticSettings
+  /** The slurm.conf the cluster has now; without one, a new base is rendered from `base`. */
+  current?: string
+  base: BaseInput
+}): Generated {
+  const {groups, partitions} = buildNodeGroups(input.limits, {
+    clusterId: input.clusterId,
+    provider: input.provider,
+    catalogue: input.catalogue,
+  })
+  const block = renderManagedBlock({
+    provider: input.provider,
+    groups,
+    partitions,
+    elastic: input.elastic,
+    settings: input.limits.settings,
+  })
+  const slurmConf = mergeSlurmConf(input.current ?? renderBase(input.base), block)
+  return {groups, partitions, block, slurmConf, gresConf: renderGresConf(groups)}
+}
+
+/** The `nodes` document of `finish --json`: one entry per node, as scripts expect. */
+export function* nodeDocuments(groups: NodeGroup[]) {
+  for (const g of groups) {
+    for (let i = 1; i <= g.count; i++) {
+      yield {
+        name: nodeName(g.prefix, i),
+        shape: g.shape,
+        ad: g.ad ?? null,
+        cpus: g.cpus,
+        realMemory: g.realMemory,
+        features: g.features,
+        gres: g.gpu ? `gpu:${g.gpu.model}:${g.gpu.count}` : null,
+        partitions: g.partitions,
+      }
+    }
+  }
+}

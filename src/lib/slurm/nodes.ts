@@ -1,0 +1,128 @@
+// From validated limits and a shape catalogue to node groups: one group per shape (and AD on oracle),
+// which becomes exactly one NodeName line. Pure: no I/O.
+import type {Limits, LimitsEntry, PartitionSpec} from '../config/limits-types.js'
+import type {Arch, Gpu, Provider, Shape, ShapeCatalogue} from '../shapes/types.js'
+
+export const DEFAULT_PARTITION = 'compute'
+/** Slurm's largest usable node Weight. */
+export const MAX_WEIGHT = 65_533
+/** First slurmd port of local nodes; each local node gets its own port, in group order. */
+export const LOCAL_FIRST_PORT = 17_001
+
+export interface NodeGroup {
+  shape: string
+  ad?: number
+  count: number
+  /** Node name prefix, e.g. "demo-c5-xlarge" (names are prefix-0001 …). */
+  prefix: string
+  /** Compressed hostlist of every node in the group, e.g. "demo-c5-xlarge-[0001-0004]". */
+  hostlist: string
+  sockets: number
+  coresPerSocket: number
+  threadsPerCore: number
+  cpus: number
+  realMemory: number
+  arch: Arch
+  gpu?: Gpu
+  /** Node features in order: shape=…, ad=… (oracle only), arch=…, then the user's extra ones. */
+  features: string[]
+  weight: number
+  partitions: string[]
+  /** Local provider only: the slurmd port of the group's first node (one port per node). */
+  firstPort?: number
+}
+
+export interface PartitionDef {
+  name: string
+  default: boolean
+  maxTime?: string
+  options: Record<string, string>
+  /** Hostlists of the groups in this partition (empty = no nodes). */
+  nodes: string[]
+}
+
+/** CitC's name rule: shape lower-cased, "." and "_" become "-"; the cluster id always leads. */
+export function nodePrefix(clusterId: string, shape: string, ad?: number): string {
+  const s = shape.toLowerCase().replace(/[._]/g, '-')
+  return ad === undefined ? `${clusterId}-${s}` : `${clusterId}-${s}-ad${ad}`
+}
+
+/** Name of the n-th node (1-based) of a prefix: four digits, zero padded, as CitC. */
+export const nodeName = (prefix: string, n: number) => `${prefix}-${String(n).padStart(4, '0')}`
+
+/** Hostlist of nodes 1..count of a prefix, without building the names. */
+export function groupHostlist(prefix: string, count: number): string {
+  return count === 1 ? nodeName(prefix, 1) : `${prefix}-[${String(1).padStart(4, '0')}-${String(count).padStart(4, '0')}]`
+}
+
+/**
+ * Smaller and cheaper shapes get lower weights, so Slurm fills them first. Derived from the shape
+ * alone (not from its rank among the others) so adding a shape never changes the other groups' lines.
+ */
+export function shapeWeight(shape: Shape): number {
+  const cpus = shape.sockets * shape.coresPerSocket * shape.threadsPerCore
+  const gib = Math.ceil(shape.realMemoryMiB / 1024)
+  const w = 1 + cpus * 64 + gib + (shape.gpu?.count ?? 0) * 4096
+  return Math.min(MAX_WEIGHT, w)
+}
+
+export interface BuildOptions {
+  clusterId: string
+  provider: Provider
+  catalogue: ShapeCatalogue
+}
+
+export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: NodeGroup[]; partitions: PartitionDef[]} {
+  const partitionSpecs: PartitionSpec[] =
+    limits.partitions.length > 0 ? limits.partitions : [{name: DEFAULT_PARTITION, default: true, options: {}}]
+  const defaultPartition = (partitionSpecs.find((p) => p.default) ?? partitionSpecs[0]).name
+
+  let nextPort = LOCAL_FIRST_PORT
+  const groups = limits.entries.map((entry) => {
+    const group = toGroup(entry, opts, defaultPartition)
+    if (opts.provider === 'local') {
+      group.firstPort = nextPort
+      nextPort += group.count
+    }
+    return group
+  })
+
+  const partitions = partitionSpecs.map((p) => ({
+    name: p.name,
+    default: p.name === defaultPartition,
+    maxTime: p.maxTime,
+    options: p.options,
+    nodes: groups.filter((g) => g.partitions.includes(p.name)).map((g) => g.hostlist),
+  }))
+  return {groups, partitions}
+}
+
+function toGroup(entry: LimitsEntry, opts: BuildOptions, defaultPartition: string): NodeGroup {
+  const shape = opts.catalogue.get(entry.shape)
+  // parseLimits has already refused unknown shapes; reaching this is a bug, not bad input.
+  if (!shape) throw new Error(`internal: shape ${entry.shape} vanished from the ${opts.provider} catalogue`)
+  const prefix = nodePrefix(opts.clusterId, entry.shape, entry.ad)
+  const gpu = entry.gpu ?? shape.gpu
+  return {
+    shape: entry.shape,
+    ad: entry.ad,
+    count: entry.count,
+    prefix,
+    hostlist: groupHostlist(prefix, entry.count),
+    sockets: shape.sockets,
+    coresPerSocket: shape.coresPerSocket,
+    threadsPerCore: shape.threadsPerCore,
+    cpus: shape.sockets * shape.coresPerSocket * shape.threadsPerCore,
+    realMemory: shape.realMemoryMiB,
+    arch: shape.arch,
+    gpu,
+    features: [
+      `shape=${entry.shape}`,
+      ...(entry.ad === undefined ? [] : [`ad=${entry.ad}`]),
+      `arch=${shape.arch}`,
+      ...(entry.features ?? []),
+    ],
+    weight: entry.weight ?? shapeWeight(shape),
+    partitions: entry.partitions ?? [defaultPartition],
+  }
+}

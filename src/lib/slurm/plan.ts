@@ -1,0 +1,191 @@
+// The semantic difference between the slurm.conf a cluster runs and the one finish would write:
+// what a Slurm admin wants to read before saying yes. Pure.
+import {createTwoFilesPatch} from 'diff'
+
+import {parseConfLines} from './conf-parse.js'
+import {compressHostlist, expandHostlist} from './hostlist.js'
+import {extractManagedBlock} from './render.js'
+
+export interface ShapeChange {
+  shape: string
+  ad?: number
+  before: number
+  after: number
+}
+
+export interface SettingChange {
+  key: string
+  before?: string
+  after?: string
+}
+
+export interface FinishPlan {
+  changed: boolean
+  /** Node count per shape (and AD) where it differs. */
+  shapes: ShapeChange[]
+  /** Hostlists of the nodes that appear and disappear. */
+  addedNodes: string
+  removedNodes: string
+  removedNodeCount: number
+  /** Hostlists of NodeName lines whose definition (CPUs, memory, features, GPUs…) changed. */
+  redefinedNodes: string[]
+  partitions: {added: string[]; removed: string[]; changed: string[]}
+  gpus: Array<{shape: string; before?: string; after?: string}>
+  settings: SettingChange[]
+  /** Slurm 22.05 takes node changes only on a slurmctld restart; settings alone need only reconfigure. */
+  needsRestart: boolean
+  /** The part of slurm.conf outside the managed block changed too (citc commented out a moved key). */
+  outsideBlockChanged: boolean
+  gresChanged: boolean
+  unifiedDiff: string
+}
+
+interface NodeLineInfo {
+  hostlist: string
+  shape: string
+  ad?: number
+  gres?: string
+  line: string
+}
+
+function readBlock(block: string | undefined) {
+  const nodes: NodeLineInfo[] = []
+  const partitions = new Map<string, string>()
+  const settings = new Map<string, {key: string; value: string}>()
+  for (const entry of parseConfLines(block ?? '')) {
+    const k = entry.key.toLowerCase()
+    if (k === 'nodename') {
+      const features = (entry.pairs.get('features') ?? '').split(',')
+      const feature = (name: string) => features.find((f) => f.startsWith(name + '='))?.slice(name.length + 1)
+      const ad = feature('ad')
+      nodes.push({
+        hostlist: entry.value,
+        shape: feature('shape') ?? entry.value.replace(/-?\[.*$|-\d+$/, ''),
+        ad: ad ? Number(ad) : undefined,
+        gres: entry.pairs.get('gres'),
+        line: entry.line,
+      })
+    } else if (k === 'partitionname') {
+      partitions.set(entry.value, entry.line)
+    } else {
+      settings.set(k, {key: entry.key, value: entry.value})
+    }
+  }
+  return {nodes, partitions, settings}
+}
+
+const groupKey = (n: {shape: string; ad?: number}) => (n.ad === undefined ? n.shape : `${n.shape} (AD ${n.ad})`)
+
+export function planFinish(input: {
+  currentConf: string | undefined
+  newConf: string
+  currentGres: string | undefined
+  newGres: string
+  confPath: string
+}): FinishPlan {
+  const before = readBlock(input.currentConf ? extractManagedBlock(input.currentConf) : undefined)
+  const after = readBlock(extractManagedBlock(input.newConf))
+
+  // Node counts per shape/AD.
+  const counts = new Map<string, ShapeChange>()
+  const namesBefore = new Set<string>()
+  const namesAfter = new Set<string>()
+  for (const [side, info, names] of [
+    ['before', before, namesBefore],
+    ['after', after, namesAfter],
+  ] as const) {
+    for (const n of info.nodes) {
+      const expanded = expandHostlist(n.hostlist)
+      for (const name of expanded) names.add(name)
+      const key = groupKey(n)
+      const c = counts.get(key) ?? {shape: n.shape, ad: n.ad, before: 0, after: 0}
+      c[side] += expanded.length
+      counts.set(key, c)
+    }
+  }
+  const shapes = [...counts.values()].filter((c) => c.before !== c.after)
+  const added = [...namesAfter].filter((n) => !namesBefore.has(n))
+  const removed = [...namesBefore].filter((n) => !namesAfter.has(n))
+
+  const linesBefore = new Map(before.nodes.map((n) => [n.hostlist, n.line]))
+  const redefinedNodes = after.nodes.filter((n) => linesBefore.has(n.hostlist) && linesBefore.get(n.hostlist) !== n.line).map((n) => n.hostlist)
+
+  const gresBefore = new Map(before.nodes.map((n) => [groupKey(n), n.gres]))
+  const gresAfter = new Map(after.nodes.map((n) => [groupKey(n), n.gres]))
+  const gpus: FinishPlan['gpus'] = []
+  for (const key of new Set([...gresBefore.keys(), ...gresAfter.keys()])) {
+    const b = gresBefore.get(key)
+    const a = gresAfter.get(key)
+    if (b !== a && (b || a)) gpus.push({shape: key, before: b, after: a})
+  }
+
+  const partitions = {
+    added: [...after.partitions.keys()].filter((p) => !before.partitions.has(p)),
+    removed: [...before.partitions.keys()].filter((p) => !after.partitions.has(p)),
+    changed: [...after.partitions.keys()].filter((p) => before.partitions.has(p) && before.partitions.get(p) !== after.partitions.get(p)),
+  }
+
+  const settings: SettingChange[] = []
+  for (const k of new Set([...before.settings.keys(), ...after.settings.keys()])) {
+    const b = before.settings.get(k)
+    const a = after.settings.get(k)
+    if (b?.value !== a?.value) settings.push({key: (a ?? b)!.key, before: b?.value, after: a?.value})
+  }
+
+  const outsideBefore = outsideBlock(input.currentConf ?? '')
+  const outsideAfter = outsideBlock(input.newConf)
+  const outsideBlockChanged = input.currentConf !== undefined && outsideBefore !== outsideAfter
+  const gresChanged = (input.currentGres ?? '') !== input.newGres
+  const changed = input.currentConf !== input.newConf || gresChanged
+
+  const unifiedDiff =
+    createTwoFilesPatch(input.confPath, input.confPath, input.currentConf ?? '', input.newConf, 'running', 'new', {context: 3}) +
+    (gresChanged
+      ? createTwoFilesPatch(gresPath(input.confPath), gresPath(input.confPath), input.currentGres ?? '', input.newGres, 'running', 'new', {context: 3})
+      : '')
+
+  return {
+    changed,
+    shapes,
+    addedNodes: added.length > 0 ? compressHostlist(added) : '',
+    removedNodes: removed.length > 0 ? compressHostlist(removed) : '',
+    removedNodeCount: removed.length,
+    redefinedNodes,
+    partitions,
+    gpus,
+    settings,
+    needsRestart:
+      input.currentConf === undefined || added.length > 0 || removed.length > 0 || redefinedNodes.length > 0 || gresChanged || outsideBlockChanged,
+    outsideBlockChanged,
+    gresChanged,
+    unifiedDiff,
+  }
+}
+
+export const gresPath = (confPath: string) => confPath.replace(/[^/]*$/, 'gres.conf')
+
+function outsideBlock(conf: string): string {
+  const block = extractManagedBlock(conf)
+  return block ? conf.replace(block, '') : conf
+}
+
+/** The plan as lines a person reads (the semantic part; the unified diff is shown separately). */
+export function describePlan(plan: FinishPlan): string[] {
+  if (!plan.changed) return ['No change: the cluster already runs this configuration.']
+  const out: string[] = []
+  for (const s of plan.shapes) {
+    const label = s.ad === undefined ? s.shape : `${s.shape} AD ${s.ad}`
+    const delta = s.after - s.before
+    out.push(`${delta > 0 ? '+' : '-'} ${label}: ${s.before} → ${s.after} nodes (${delta > 0 ? '+' : ''}${delta})`)
+  }
+  if (plan.removedNodes) out.push(`  nodes removed: ${plan.removedNodes} (drained and powered down first if running)`)
+  for (const h of plan.redefinedNodes) out.push(`~ node definition changed: ${h}`)
+  for (const g of plan.gpus) out.push(`~ GPUs of ${g.shape}: ${g.before ?? 'none'} → ${g.after ?? 'none'}`)
+  for (const p of plan.partitions.added) out.push(`+ partition ${p}`)
+  for (const p of plan.partitions.removed) out.push(`- partition ${p}`)
+  for (const p of plan.partitions.changed) out.push(`~ partition ${p}`)
+  for (const s of plan.settings) out.push(`~ ${s.key}: ${s.before ?? '(unset)'} → ${s.after ?? '(unset)'}`)
+  if (plan.outsideBlockChanged) out.push('~ settings outside the managed block that citc now manages are commented out')
+  out.push(plan.needsRestart ? 'slurmctld will be restarted (node changes need a restart).' : 'slurmctld will be reconfigured (no restart).')
+  return out
+}

@@ -1,0 +1,232 @@
+// slurm.conf and gres.conf renderers. Pure and deterministic byte for byte: the same input always
+// gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
+import type {Provider} from '../shapes/types.js'
+import type {NodeGroup, PartitionDef} from './nodes.js'
+
+export const START_MARKER = '# STARTNODES'
+export const END_MARKER = '# ENDNODES'
+
+/** Power-saving settings citc writes into the managed block. */
+export interface ElasticSettings {
+  programsDir: string
+  /** Seconds a node stays idle before it is powered down. */
+  suspendTime: number
+  resumeTimeout: number
+  suspendTimeout: number
+  resumeRate: number
+  suspendRate: number
+}
+
+export function defaultElasticSettings(provider: Provider, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
+  // Local nodes are processes that start in about a second: short timeouts make failures show at once,
+  // and a short SuspendTime makes idle nodes visibly power down. Cloud VMs need minutes to boot;
+  // ResumeRate 20 stays under Oracle's API rate limit, as CitC found.
+  return provider === 'local'
+    ? {programsDir, suspendTime: 60, resumeTimeout: 60, suspendTimeout: 30, resumeRate: 0, suspendRate: 0}
+    : {programsDir, suspendTime: 600, resumeTimeout: 600, suspendTimeout: 120, resumeRate: 20, suspendRate: 20}
+}
+
+export interface BlockInput {
+  provider: Provider
+  groups: NodeGroup[]
+  partitions: PartitionDef[]
+  elastic: ElasticSettings
+  /** User-seeded settings from limits.yaml, already checked against the managed keys. */
+  settings: Record<string, string>
+}
+
+/** The managed block, between and including the START/END markers, newline-terminated. */
+export function renderManagedBlock(input: BlockInput): string {
+  const e = input.elastic
+  const lines = [
+    START_MARKER,
+    '# Managed by citc: `citc finish` rewrites everything between STARTNODES and ENDNODES from limits.yaml.',
+    '# Edits here are lost; put your own settings in limits.yaml (slurm:) or outside this block.',
+    `ResumeProgram=${e.programsDir}/resume`,
+    `SuspendProgram=${e.programsDir}/suspend`,
+    `ResumeFailProgram=${e.programsDir}/resume-fail`,
+    `SuspendTime=${e.suspendTime}`,
+    `ResumeTimeout=${e.resumeTimeout}`,
+    `SuspendTimeout=${e.suspendTimeout}`,
+    `ResumeRate=${e.resumeRate}`,
+    `SuspendRate=${e.suspendRate}`,
+    // Cloud nodes change address between power cycles: never cache one.
+    'CommunicationParameters=NoAddrCache',
+    // Show powered-down nodes to admins only in sinfo, as Slurm recommends for cloud nodes.
+    'PrivateData=cloud',
+    // idle_on_node_suspend: a suspended node is idle again at once, so a failed node returns to the pool;
+    // cloud_reg_addrs: a cloud node's address is the one it registers from.
+    `SlurmctldParameters=idle_on_node_suspend${input.provider === 'local' ? '' : ',cloud_reg_addrs'}`,
+    // A node that failed and came back answering is usable again without an admin.
+    'ReturnToService=2',
+    // Cloud nodes may not resolve each other by name: no fan-out through other nodes.
+    'TreeWidth=65533',
+  ]
+  if (input.groups.some((g) => g.gpu)) lines.push('GresTypes=gpu')
+  const userKeys = Object.keys(input.settings)
+  if (userKeys.length > 0) {
+    lines.push('# From limits.yaml (slurm:)')
+    for (const k of userKeys) lines.push(`${k}=${input.settings[k]}`)
+  }
+  for (const g of input.groups) lines.push(nodeLine(g, input.provider))
+  for (const p of input.partitions) lines.push(partitionLine(p))
+  lines.push(END_MARKER)
+  return lines.join('\n') + '\n'
+}
+
+export function nodeLine(g: NodeGroup, provider: Provider): string {
+  const parts = [
+    `NodeName=${g.hostlist}`,
+    'State=CLOUD',
+    `CPUs=${g.cpus}`,
+    `SocketsPerBoard=${g.sockets}`,
+    `CoresPerSocket=${g.coresPerSocket}`,
+    `ThreadsPerCore=${g.threadsPerCore}`,
+    `RealMemory=${g.realMemory}`,
+  ]
+  if (g.gpu) parts.push(`Gres=gpu:${g.gpu.model}:${g.gpu.count}`)
+  parts.push(`Features="${g.features.join(',')}"`, `Weight=${g.weight}`)
+  if (provider === 'local' && g.firstPort !== undefined) {
+    // Every local node is a slurmd on this machine: one address, a port each.
+    const last = g.firstPort + g.count - 1
+    parts.push('NodeAddr=127.0.0.1', `Port=${g.count === 1 ? g.firstPort : `[${g.firstPort}-${last}]`}`)
+  }
+  return parts.join(' ')
+}
+
+export function partitionLine(p: PartitionDef): string {
+  const parts = [`PartitionName=${p.name}`, `Nodes=${p.nodes.length > 0 ? p.nodes.join(',') : '""'}`]
+  parts.push(`Default=${p.default ? 'YES' : 'NO'}`)
+  if (p.maxTime) parts.push(`MaxTime=${p.maxTime}`)
+  for (const [k, v] of Object.entries(p.options)) parts.push(`${k}=${v}`)
+  parts.push('State=UP')
+  return parts.join(' ')
+}
+
+/** gres.conf: citc owns the whole file. One line per GPU group; empty (a comment) without GPUs. */
+export function renderGresConf(groups: NodeGroup[]): string {
+  const lines = ['# Managed by citc (`citc finish`): one line per GPU node group.']
+  for (const g of groups) {
+    if (!g.gpu) continue
+    const devices = g.gpu.count === 1 ? '/dev/nvidia0' : `/dev/nvidia[0-${g.gpu.count - 1}]`
+    lines.push(`NodeName=${g.hostlist} Name=gpu Type=${g.gpu.model} File=${devices}`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+/** What the management playbook decided; the part of slurm.conf outside the managed block. */
+export interface BaseInput {
+  clusterId: string
+  provider: Provider
+  /** The controller's hostname (it must match the host slurmctld runs on). */
+  controllerHost: string
+  controllerAddr?: string
+  slurmUser: string
+  /** slurmdbd on the management node records accounting. */
+  accounting: boolean
+  stateSaveLocation?: string
+  logDir?: string
+  runDir?: string
+  slurmctldPort?: number
+}
+
+/** A complete slurm.conf outside the managed block, for a new cluster and for `finish --dry-run`. */
+export function renderBase(b: BaseInput): string {
+  const local = b.provider === 'local'
+  const logDir = b.logDir ?? '/var/log/slurm'
+  const runDir = b.runDir ?? '/run'
+  const host = b.controllerAddr ? `${b.controllerHost}(${b.controllerAddr})` : b.controllerHost
+  const lines = [
+    `# slurm.conf of citc cluster ${b.clusterId} (provider ${b.provider}).`,
+    '# You may edit this part; `citc finish` only rewrites the block between STARTNODES and ENDNODES.',
+    `ClusterName=${b.clusterId}`,
+    `SlurmctldHost=${host}`,
+    `SlurmUser=${b.slurmUser}`,
+    'AuthType=auth/munge',
+    `SlurmctldPort=${b.slurmctldPort ?? 6817}`,
+    `StateSaveLocation=${b.stateSaveLocation ?? '/var/spool/slurmctld'}`,
+    // %n: several slurmd share one machine on the local provider; harmless on clouds.
+    'SlurmdSpoolDir=/var/spool/slurmd/%n',
+    `SlurmctldPidFile=${runDir}/slurmctld.pid`,
+    `SlurmdPidFile=${runDir}/slurmd-%n.pid`,
+    `SlurmctldLogFile=${logDir}/slurmctld.log`,
+    `SlurmdLogFile=${logDir}/slurmd-%n.log`,
+    'MpiDefault=none',
+    'SwitchType=switch/none',
+    // Without systemd or cgroups on the local provider, track processes the simple way.
+    `ProctrackType=${local ? 'proctrack/linuxproc' : 'proctrack/cgroup'}`,
+    `TaskPlugin=${local ? 'task/none' : 'task/affinity,task/cgroup'}`,
+    'SelectType=select/cons_tres',
+    'SelectTypeParameters=CR_Core_Memory',
+    `JobAcctGatherType=${local ? 'jobacct_gather/none' : 'jobacct_gather/linux'}`,
+    'SlurmctldTimeout=120',
+    'SlurmdTimeout=300',
+    'InactiveLimit=0',
+    'MinJobAge=300',
+    'KillWait=30',
+    'Waittime=0',
+  ]
+  if (b.accounting) {
+    lines.push('AccountingStorageType=accounting_storage/slurmdbd', `AccountingStorageHost=${b.controllerHost}`)
+    lines.push('AccountingStorageEnforce=associations')
+  }
+  return lines.join('\n') + '\n'
+}
+
+/** Keys that belong in the managed block: a copy outside it would fight the block, so it is commented out. */
+const BLOCK_KEYS = new Set(
+  [
+    'ResumeProgram',
+    'SuspendProgram',
+    'ResumeFailProgram',
+    'SuspendTime',
+    'ResumeTimeout',
+    'SuspendTimeout',
+    'ResumeRate',
+    'SuspendRate',
+    'CommunicationParameters',
+    'PrivateData',
+    'SlurmctldParameters',
+    'ReturnToService',
+    'TreeWidth',
+    'GresTypes',
+    'NodeName',
+    'PartitionName',
+  ].map((k) => k.toLowerCase()),
+)
+
+export const DISPLACED_PREFIX = '#citc-moved-into-managed-block# '
+
+/**
+ * Put the managed block into an existing slurm.conf: replace the old block if there is one, or
+ * append it. Settings outside the block that the block now owns are commented out (not deleted),
+ * so nothing an admin wrote is lost.
+ */
+export function mergeSlurmConf(existing: string, block: string): string {
+  const lines = existing.split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  const start = lines.findIndex((l) => l.trim() === START_MARKER)
+  const end = start === -1 ? -1 : lines.findIndex((l, i) => i > start && l.trim() === END_MARKER)
+  if (start !== -1 && end === -1) {
+    throw new Error(`slurm.conf has "${START_MARKER}" without a matching "${END_MARKER}"`)
+  }
+  const before = start === -1 ? lines : lines.slice(0, start)
+  const after = start === -1 ? [] : lines.slice(end + 1)
+  const displace = (l: string) => {
+    const key = /^\s*([A-Za-z]+)\s*=/.exec(l)?.[1]
+    return key && BLOCK_KEYS.has(key.toLowerCase()) ? DISPLACED_PREFIX + l : l
+  }
+  const head = before.map(displace).join('\n')
+  const tail = after.map(displace).join('\n')
+  return (head ? head + '\n' : '') + block + (tail ? tail + '\n' : '')
+}
+
+/** The managed block of a slurm.conf, or undefined if it has none. */
+export function extractManagedBlock(conf: string): string | undefined {
+  const lines = conf.split('\n')
+  const start = lines.findIndex((l) => l.trim() === START_MARKER)
+  if (start === -1) return undefined
+  const end = lines.findIndex((l, i) => i > start && l.trim() === END_MARKER)
+  if (end === -1) return undefined
+  return lines.slice(start, end + 1).join('\n') + '\n'
+}

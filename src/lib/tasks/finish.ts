@@ -1,0 +1,215 @@
+// citc finish: limits.yaml → slurm.conf, as plan then apply. Validation happens before anything is
+// touched; the apply keeps a backup and puts it back if slurmctld does not come up with the new file.
+import {parseLimits} from '../config/limits.js'
+import type {Limits} from '../config/limits-types.js'
+import {CitcError, remoteError} from '../errors.js'
+import {catalogueFor, suggestShapes} from '../shapes/index.js'
+import type {Provider} from '../shapes/types.js'
+import {Controller, isBusy, isPoweredUp, type NodeState} from '../slurm/controller.js'
+import {type Generated, generateConfig} from '../slurm/generate.js'
+import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
+import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
+import type {Transport} from '../transport/types.js'
+
+export interface GenerateRequest {
+  provider: Provider
+  clusterId: string
+  limitsText: string
+  limitsFile: string
+  mgmt?: {shape: string; ad?: number}
+  elastic?: Partial<ElasticSettings>
+  base?: Partial<BaseInput>
+  current?: string
+}
+
+/** Parse and validate limits, then render. Throws InvalidInputError (exit 3) before anything else happens. */
+export function generateFromLimits(req: GenerateRequest): {limits: Limits; generated: Generated} {
+  const catalogue = catalogueFor(req.provider)
+  const limits = parseLimits(req.limitsText, {
+    file: req.limitsFile,
+    provider: req.provider,
+    catalogue,
+    suggest: (name) => suggestShapes(catalogue, name),
+    mgmt: req.mgmt,
+  })
+  const elastic = {...defaultElasticSettings(req.provider), ...req.elastic}
+  const base: BaseInput = {
+    clusterId: req.clusterId,
+    provider: req.provider,
+    controllerHost: `${req.clusterId}-mgmt`,
+    slurmUser: req.provider === 'local' ? 'root' : 'slurm',
+    accounting: true,
+    ...req.base,
+  }
+  const generated = generateConfig({
+    provider: req.provider,
+    clusterId: req.clusterId,
+    limits,
+    catalogue,
+    elastic,
+    current: req.current,
+    base,
+  })
+  return {limits, generated}
+}
+
+export interface ClusterState {
+  currentConf?: string
+  currentGres?: string
+  nodes: NodeState[]
+  controllerUp: boolean
+}
+
+/** What the cluster runs now. */
+export async function readClusterState(transport: Transport, controller: Controller): Promise<ClusterState> {
+  const [conf, gres] = await Promise.all([transport.readFile(controller.confPath), transport.readFile(gresPath(controller.confPath))])
+  const controllerUp = conf ? await controller.ping() : false
+  const nodes = controllerUp ? await controller.nodes() : []
+  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), nodes, controllerUp}
+}
+
+export interface ApplyOptions {
+  transport: Transport
+  controller: Controller
+  plan: FinishPlan
+  generated: Generated
+  state: ClusterState
+  /** Cancel busy nodes' jobs when they leave the configuration (otherwise refuse). */
+  force: boolean
+  signal?: AbortSignal
+  /** Progress for the task list. */
+  report?: (message: string) => void
+  /** Seconds to wait for slurmctld to answer after a restart. */
+  controllerTimeoutS?: number
+  /** Seconds to wait for removed nodes to power down. */
+  powerDownTimeoutS?: number
+  now?: () => Date
+}
+
+export interface ApplyResult {
+  backup?: string
+  action: 'restart' | 'reconfigure' | 'none'
+  poweredDown: string[]
+}
+
+const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+
+/**
+ * Apply a plan: power down nodes that leave, upload and validate, back up, swap, restart or
+ * reconfigure, verify — and on any failure after the swap, restore the backup and bring slurmctld back.
+ */
+export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
+  const {transport, controller, plan, generated} = o
+  const report = o.report ?? (() => {})
+  const confPath = controller.confPath
+  const gres = gresPath(confPath)
+  const dir = confPath.replace(/\/[^/]*$/, '')
+
+  // 1. Nodes that leave the configuration: never orphaned. Busy ones need --force.
+  const poweredDown = await powerDownRemoved(o, report)
+
+  // 2. Upload next to the live files and validate with Slurm's own parser, before touching them.
+  const t = stamp((o.now ?? (() => new Date()))())
+  const nextConf = `${dir}/.slurm.conf.citc-next`
+  const nextGres = `${dir}/.gres.conf.citc-next`
+  o.signal?.throwIfAborted()
+  report('uploading the new slurm.conf and gres.conf')
+  await transport.writeFile(nextConf, generated.slurmConf, {mode: 0o644})
+  await transport.writeFile(nextGres, generated.gresConf, {mode: 0o644})
+  const problem = await controller.validate(nextConf)
+  if (problem) {
+    await transport.run(['rm', '-f', nextConf, nextGres])
+    throw remoteError(`Slurm rejects the generated slurm.conf; nothing was changed:\n${problem}`, {
+      hint: 'this is a bug in citc or a bad setting under slurm: in limits.yaml; run with --verbose and report it',
+    })
+  }
+  o.signal?.throwIfAborted()
+
+  // 3. Backup, then atomic swap (rename). From here on, a failure restores the backup.
+  let backup: string | undefined
+  if (o.state.currentConf !== undefined) {
+    backup = `${dir}/backups/slurm.conf.${t}`
+    report(`backing up to ${backup}`)
+    await transport.check(['mkdir', '-p', `${dir}/backups`])
+    await transport.check(['cp', '-p', confPath, backup])
+    if (o.state.currentGres !== undefined) await transport.check(['cp', '-p', gres, `${dir}/backups/gres.conf.${t}`])
+  }
+  report('swapping in the new configuration')
+  await transport.check(['mv', '-f', nextGres, gres])
+  await transport.check(['mv', '-f', nextConf, confPath])
+
+  const action = plan.needsRestart || !o.state.controllerUp ? 'restart' : 'reconfigure'
+  try {
+    await activate(o, action, report)
+  } catch (error) {
+    await rollback(o, backup, t, report)
+    const why = error instanceof Error ? error.message : String(error)
+    throw remoteError(
+      `the new configuration did not take: ${why}\n` +
+        (backup ? `The previous slurm.conf was restored from ${backup} and slurmctld is running it again.` : 'There was no previous slurm.conf to restore.'),
+      {hint: `see slurmctld's log on the management node; the rejected file is kept as ${confPath}.rejected-${t}`},
+    )
+  }
+  return {backup, action, poweredDown}
+}
+
+async function powerDownRemoved(o: ApplyOptions, report: (m: string) => void): Promise<string[]> {
+  if (!o.plan.removedNodes || !o.state.controllerUp) return []
+  const leaving = await o.controller.nodes(o.plan.removedNodes)
+  const up = leaving.filter(isPoweredUp)
+  if (up.length === 0) return []
+  const busy = up.filter(isBusy)
+  if (busy.length > 0 && !o.force) {
+    throw new CitcError('invalidInput', `${busy.length} node(s) leaving the configuration are running jobs: ${busy.map((n) => n.name).join(', ')}`, {
+      hint: 'wait for their jobs to end, or pass --force to cancel those jobs and power the nodes down',
+    })
+  }
+  const names = up.map((n) => n.name)
+  const list = names.join(',')
+  report(`draining and powering down ${names.length} node(s) that leave the configuration`)
+  await o.controller.update([`NodeName=${list}`, 'State=DRAIN', 'Reason=removed from limits.yaml by citc finish'])
+  await o.controller.update([`NodeName=${list}`, 'State=POWER_DOWN_FORCE'])
+  const deadline = Date.now() + (o.powerDownTimeoutS ?? 300) * 1000
+  for (;;) {
+    o.signal?.throwIfAborted()
+    const still = (await o.controller.nodes(list)).filter((n) => !n.state.includes('POWERED_DOWN'))
+    if (still.length === 0) return names
+    if (Date.now() > deadline) {
+      throw remoteError(`nodes did not power down in time: ${still.map((n) => `${n.name} (${n.state.join('+')})`).join(', ')}`, {
+        hint: 'nothing was changed in slurm.conf; check the elastic log on the management node and run finish again',
+      })
+    }
+    await new Promise((r) => setTimeout(r, 1000))
+  }
+}
+
+async function activate(o: ApplyOptions, action: 'restart' | 'reconfigure', report: (m: string) => void): Promise<void> {
+  const timeoutMs = (o.controllerTimeoutS ?? 60) * 1000
+  report(action === 'restart' ? 'restarting slurmctld' : 'scontrol reconfigure')
+  if (action === 'restart') await o.controller.restart()
+  else await o.controller.reconfigure()
+  report('verifying that slurmctld answers and knows the nodes')
+  if (!(await o.controller.waitUp(timeoutMs))) throw new Error(`slurmctld did not answer within ${timeoutMs / 1000} s`)
+  const expected = o.generated.groups.reduce((n, g) => n + g.count, 0)
+  const known = o.generated.groups.length === 0 ? 0 : (await o.controller.nodes(o.generated.groups.map((g) => g.hostlist).join(','))).length
+  if (known !== expected) throw new Error(`slurmctld knows ${known} of the ${expected} configured nodes`)
+}
+
+async function rollback(o: ApplyOptions, backup: string | undefined, t: string, report: (m: string) => void): Promise<void> {
+  const confPath = o.controller.confPath
+  const dir = confPath.replace(/\/[^/]*$/, '')
+  report('rolling back to the previous configuration')
+  await o.transport.run(['cp', '-p', confPath, `${confPath}.rejected-${t}`])
+  if (!backup) return
+  await o.transport.check(['cp', '-p', backup, `${dir}/.slurm.conf.citc-restore`])
+  await o.transport.check(['mv', '-f', `${dir}/.slurm.conf.citc-restore`, confPath])
+  const gresBackup = `${dir}/backups/gres.conf.${t}`
+  if (o.state.currentGres !== undefined) await o.transport.check(['cp', '-p', gresBackup, gresPath(confPath)])
+  await o.controller.restart()
+  if (!(await o.controller.waitUp((o.controllerTimeoutS ?? 60) * 1000))) {
+    throw remoteError('rollback restored the previous slurm.conf, but slurmctld does not answer', {
+      hint: `log in to the management node and check slurmctld (service slurmctld status); backup: ${backup}`,
+    })
+  }
+}
+
