@@ -34,10 +34,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   protected flags!: BaseFlags<T>
+  protected args!: Interfaces.InferredArgs<T['args']>
 
   public async init(): Promise<void> {
     await super.init()
-    const {flags} = await this.parse({
+    const {args, flags} = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
       enableJsonFlag: this.ctor.enableJsonFlag,
@@ -45,6 +46,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       strict: this.ctor.strict,
     })
     this.flags = flags as BaseFlags<T>
+    this.args = args as Interfaces.InferredArgs<T['args']>
   }
 
   /** The renderer for task lists of this run. */

@@ -1,0 +1,29 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../lib/base-command.js'
+import {clusterRegistry} from '../../lib/cluster/registry.js'
+import {withLock} from '../../lib/cluster/lock.js'
+import {usageError} from '../../lib/errors.js'
+import {confirmByTyping} from '../../lib/io.js'
+
+export default class ClusterRemove extends BaseCommand<typeof ClusterRemove> {
+  static summary = 'Forget a registered cluster (the cluster itself keeps running)'
+  static description = `Deletes citc's state for a cluster that was added with \`citc cluster add\`: its cluster.yaml,
+its copy of the SSH key and its logs. Nothing on the cluster is touched. To take down a cluster citc
+created, use \`citc destroy\`.`
+
+  static examples = ['<%= config.bin %> cluster remove prod', '<%= config.bin %> cluster remove prod --yes']
+  static args = {name: Args.string({required: true, description: 'the cluster to forget'})}
+
+  async run() {
+    const registry = clusterRegistry(this.config.dataDir)
+    const record = registry.get(this.args.name)
+    if (record.origin === 'created') {
+      throw usageError(`${record.name} was created by citc: forgetting it would leave its machines running`, `citc destroy ${record.name}`)
+    }
+    await confirmByTyping(this.io(), record.name, `forgetting ${record.name}`)
+    await withLock(registry.paths(record.name).dir, 'citc cluster remove', () => registry.remove(record.name))
+    this.log(`Forgot ${record.name}. The cluster itself was not touched.`)
+    return {removed: record.name}
+  }
+}

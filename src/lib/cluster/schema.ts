@@ -1,0 +1,158 @@
+// cluster.yaml: what citc knows about one cluster. Strict: an unknown key is an error (a typo would
+// otherwise be ignored silently); fields added later are declared here as optional.
+import {isAbsolute} from 'node:path'
+
+import {isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode} from 'yaml'
+import {z} from 'zod'
+
+import {InvalidInputError, type InputProblem} from '../errors.js'
+import type {Provider} from '../shapes/types.js'
+
+/** A cluster's name, also its id in node names: a letter, then up to 30 of [a-z0-9-] (CitC: "cheerful-macaw"). */
+export const CLUSTER_NAME = /^[a-z][a-z0-9-]{0,30}$/
+/** OpenSSH's fingerprint of a host key: "SHA256:" and the base64 of the digest without padding. */
+export const HOST_KEY_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
+
+export const DEFAULT_SLURM_CONF = '/mnt/shared/etc/slurm/slurm.conf'
+export const DEFAULT_PROGRAMS_DIR = '/usr/local/libexec/citc'
+
+export const clusterNameSchema = z
+  .string()
+  .regex(CLUSTER_NAME, 'must start with a lower-case letter and have at most 31 of a-z, 0-9 and "-"')
+
+const providers = ['aws', 'google', 'oracle', 'local'] as const satisfies readonly Provider[]
+// Both ways: a provider added to shapes/types.ts must be added here too.
+type _AllProviders = Provider extends (typeof providers)[number] ? true : never
+const _allProviders: _AllProviders = true
+void _allProviders
+
+const absolutePath = z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path')
+
+export const mgmtSchema = z.strictObject({
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65_535).default(22),
+  user: z.string().min(1),
+  /** The admin's private key (absolute path; citc keeps its copy in keys/, mode 0600). None for local. */
+  keyPath: absolutePath.optional(),
+  /** Pinned host key of the management node: required unless the provider is local. */
+  hostKeyFingerprint: z.string().regex(HOST_KEY_FINGERPRINT, 'must be "SHA256:" and 43 base64 characters (OpenSSH format)').optional(),
+  /** The management node's short host name (Slurm's SlurmctldHost), when known. */
+  hostname: z.string().min(1).optional(),
+  /** Oracle: the management node's shape and availability domain, subtracted once from the limits. */
+  shape: z.string().min(1).optional(),
+  ad: z.number().int().min(1).optional(),
+})
+
+export const slurmSchema = z.strictObject({
+  confPath: absolutePath.default(DEFAULT_SLURM_CONF),
+  programsDir: absolutePath.default(DEFAULT_PROGRAMS_DIR),
+  /** How to restart slurmctld on the management node, as argv (default: the controller's own). */
+  restartCommand: z.array(z.string().min(1)).min(1).optional(),
+})
+
+export const clusterRecordSchema = z
+  .strictObject({
+    name: clusterNameSchema,
+    provider: z.enum(providers),
+    createdAt: z.iso.datetime({offset: true}),
+    /** created: made by `citc create`; registered: an existing cluster added with `citc cluster add`. */
+    origin: z.enum(['created', 'registered']),
+    mgmt: mgmtSchema,
+    slurm: slurmSchema.prefault({}),
+    /** Provider settings chosen at create time (e.g. suspendTime for local). */
+    settings: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+    terraform: z.strictObject({outputs: z.record(z.string(), z.unknown())}).optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.provider !== 'local' && r.mgmt.keyPath === undefined) {
+      ctx.addIssue({code: 'custom', path: ['mgmt', 'keyPath'], message: `is required for provider ${r.provider}`})
+    }
+    if (r.provider !== 'local' && r.mgmt.hostKeyFingerprint === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mgmt', 'hostKeyFingerprint'],
+        message: `is required for provider ${r.provider} (citc pins the management node's host key)`,
+      })
+    }
+  })
+
+/** A cluster.yaml after validation, defaults filled in. */
+export type ClusterRecord = z.output<typeof clusterRecordSchema>
+/** What may be written in cluster.yaml (defaults may be left out). */
+export type ClusterRecordInput = z.input<typeof clusterRecordSchema>
+
+/** file:line:col of the node at `path` in `doc` (or its nearest existing parent; a key for `key`). */
+function locate(doc: Document, lc: LineCounter, file: string, path: PropertyKey[], key?: string): string {
+  let node: YamlNode | null | undefined
+  for (let n = path.length; n >= 0; n--) {
+    const found = n === 0 ? doc.contents : doc.getIn(path.slice(0, n) as unknown[], true)
+    if (found && typeof found === 'object' && 'range' in found) {
+      node = found as YamlNode
+      if (n === path.length && key !== undefined && isMap(node)) {
+        const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key)
+        if (pair && isScalar(pair.key)) node = pair.key
+      }
+      break
+    }
+  }
+  const offset = node?.range?.[0]
+  if (offset === undefined) return file
+  const {line, col} = lc.linePos(offset)
+  return `${file}:${line}:${col}`
+}
+
+const dotted = (path: PropertyKey[]) => path.map(String).join('.')
+
+function problemFor(issue: z.core.$ZodIssue, doc: Document, lc: LineCounter, file: string): InputProblem[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      where: locate(doc, lc, file, issue.path, key),
+      message: `${dotted([...issue.path, key])}: unknown key (a typo? citc does not ignore unknown keys)`,
+    }))
+  }
+  const field = issue.path.length ? dotted(issue.path) : '(the document)'
+  const missing = issue.code === 'invalid_type' && issue.input === undefined
+  return [{where: locate(doc, lc, file, issue.path), message: `${field}: ${missing ? 'is required' : issue.message}`}]
+}
+
+/**
+ * Parse and validate the text of a cluster.yaml. Every problem is reported with the file, line and
+ * column and the dotted field, in one InvalidInputError (exit 3).
+ */
+export function parseClusterYaml(text: string, file: string): ClusterRecord {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, {lineCounter, prettyErrors: false})
+  if (doc.errors.length) {
+    throw new InvalidInputError(
+      doc.errors.map((e) => {
+        const {line, col} = lineCounter.linePos(e.pos[0])
+        return {where: `${file}:${line}:${col}`, message: e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}
+      }),
+      'cluster.yaml is written by citc: fix the line shown, or remove the cluster and add it again',
+    )
+  }
+  const result = clusterRecordSchema.safeParse(doc.toJS(), {reportInput: true})
+  if (!result.success) {
+    throw new InvalidInputError(
+      result.error.issues.flatMap((issue) => problemFor(issue, doc, lineCounter, file)),
+      'cluster.yaml is written by citc: fix the field shown, or remove the cluster and add it again',
+    )
+  }
+  return result.data
+}
+
+/**
+ * Validate a record about to be written (defaults filled in). A problem here comes from a flag or
+ * from citc itself; it is reported against `where` (the cluster.yaml that would have been written).
+ */
+export function checkClusterRecord(record: unknown, where: string): ClusterRecord {
+  const result = clusterRecordSchema.safeParse(record, {reportInput: true})
+  if (result.success) return result.data
+  throw new InvalidInputError(
+    result.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((k) => ({where, message: `${dotted([...issue.path, k])}: unknown key`}))
+        : [{where, message: `${issue.path.length ? dotted(issue.path) : '(the record)'}: ${issue.input === undefined && issue.code === 'invalid_type' ? 'is required' : issue.message}`}],
+    ),
+  )
+}

@@ -1,0 +1,133 @@
+// `citc cluster add`: register a Slurm cluster that exists already (CitC layout), so finish and
+// status work on it. The management node's host key is confirmed by the user or given as a flag,
+// then pinned: citc never connects to it with another key.
+import {chmodSync, copyFileSync, mkdirSync, readFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+
+import {clusterRegistry} from '../cluster/registry.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+import {CitcError, InvalidInputError, remoteError, usageError} from '../errors.js'
+import {type Io} from '../io.js'
+import type {Provider} from '../shapes/types.js'
+import {Controller} from '../slurm/controller.js'
+import {connectSsh, fetchHostKeyFingerprint} from '../transport/ssh.js'
+import {confirm} from '@inquirer/prompts'
+
+export interface ClusterAddInput {
+  name: string
+  host: string
+  port: number
+  user: string
+  key: string
+  provider: Provider
+  hostKeyFingerprint?: string
+  confPath: string
+  programsDir: string
+  restartCommand?: string[]
+  mgmtShape?: string
+  mgmtAd?: number
+}
+
+const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
+
+export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string) {
+  const registry = clusterRegistry(dataDir)
+  if (input.provider === 'local') throw usageError('a local cluster is made with `citc create --provider local`, not registered')
+  if (input.hostKeyFingerprint !== undefined && !FINGERPRINT.test(input.hostKeyFingerprint)) {
+    throw new InvalidInputError([
+      {where: '--host-key-fingerprint', message: `"${input.hostKeyFingerprint}" is not an OpenSSH SHA256 fingerprint (SHA256: and 43 base64 characters)`},
+    ])
+  }
+  const keyPath = resolve(input.key)
+  let keyText: string
+  try {
+    keyText = readFileSync(keyPath, 'utf8')
+  } catch (error) {
+    throw new InvalidInputError([{where: '--key', message: `cannot read ${keyPath} (${(error as NodeJS.ErrnoException).code})`}])
+  }
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyText)) {
+    throw new InvalidInputError([{where: '--key', message: `${keyPath} is not a private key file (give the private key, not the .pub)`}])
+  }
+  registry.assertNameFree(input.name)
+
+  // 1. The host key: shown and confirmed, or given; never accepted silently.
+  const seen = await fetchHostKeyFingerprint({host: input.host, port: input.port, timeoutMs: 15_000})
+  if (input.hostKeyFingerprint) {
+    if (input.hostKeyFingerprint !== seen.fingerprint) {
+      throw remoteError(
+        `the host key of ${input.host}:${input.port} does not match --host-key-fingerprint\n  expected ${input.hostKeyFingerprint}\n  received ${seen.fingerprint} (${seen.algorithm})`,
+        {hint: 'check the fingerprint on the management node (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); do not proceed if it differs'},
+      )
+    }
+  } else if (io.interactive) {
+    const ok = await confirm({
+      message: `The host key of ${input.host}:${input.port} is ${seen.algorithm} ${seen.fingerprint}. Is this the management node's key?`,
+      default: false,
+    })
+    if (!ok) throw new CitcError('cancelled', 'host key not confirmed: nothing was registered')
+  } else {
+    throw usageError(
+      `the host key of ${input.host}:${input.port} (${seen.algorithm} ${seen.fingerprint}) must be confirmed, and there is no terminal to ask on`,
+      `check it on the management node, then pass --host-key-fingerprint ${seen.fingerprint}`,
+    )
+  }
+
+  // 2. Connect with the pinned key and check the CitC layout before registering anything.
+  const transport = await connectSsh({
+    host: input.host,
+    port: input.port,
+    user: input.user,
+    privateKey: keyPath,
+    hostKeyFingerprint: seen.fingerprint,
+    readyTimeoutMs: 20_000,
+  })
+  let hostname: string
+  try {
+    const conf = await transport.readFile(input.confPath)
+    if (!conf) {
+      throw remoteError(`${input.confPath} does not exist on ${transport.description}: not a CitC-style management node`, {
+        hint: 'pass --conf-path with the location of slurm.conf on that machine',
+      })
+    }
+    const which = await transport.run(['sh', '-c', 'command -v scontrol'])
+    if (which.exitCode !== 0) throw remoteError(`scontrol is not installed on ${transport.description}`)
+    const controller = new Controller(transport, {confPath: input.confPath})
+    if (!(await controller.ping())) io.note(`note: slurmctld on ${input.host} does not answer now; finish will start it.`)
+    hostname = (await transport.check(['hostname', '-s'])).stdout.trim()
+  } finally {
+    await transport.close()
+  }
+
+  // 3. Register: the key is copied into the cluster's keys/ (0600) so the state stands on its own.
+  const record: ClusterRecord = {
+    name: input.name,
+    provider: input.provider,
+    createdAt: new Date().toISOString(),
+    origin: 'registered',
+    mgmt: {
+      host: input.host,
+      port: input.port,
+      user: input.user,
+      keyPath: '',
+      hostKeyFingerprint: seen.fingerprint,
+      hostname,
+      ...(input.mgmtShape ? {shape: input.mgmtShape} : {}),
+      ...(input.mgmtAd ? {ad: input.mgmtAd} : {}),
+    },
+    slurm: {
+      confPath: input.confPath,
+      programsDir: input.programsDir,
+      ...(input.restartCommand?.length ? {restartCommand: input.restartCommand} : {}),
+    },
+  }
+  const created = registry.create(record, (paths) => {
+    mkdirSync(paths.keysDir, {recursive: true, mode: 0o700})
+    const dest = join(paths.keysDir, 'admin')
+    copyFileSync(keyPath, dest)
+    chmodSync(dest, 0o600)
+    record.mgmt.keyPath = dest
+  })
+  io.log(`Registered ${input.name}: ${input.user}@${input.host}:${input.port}, host key ${seen.fingerprint} pinned.`)
+  io.log(`Next: citc finish -c ${input.name} --dry-run`)
+  return {cluster: created}
+}

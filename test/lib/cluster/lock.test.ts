@@ -1,0 +1,242 @@
+// The lock across real processes: a child `node -e` takes the lock through lock.ts (loaded with tsx)
+// and holds it until told to release it, or until it is killed by its PID.
+import {type ChildProcess, spawn, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {acquireLock, formatSince, readLock, withLock} from '../../../src/lib/cluster/lock.js'
+import {CitcError} from '../../../src/lib/errors.js'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+const LOCK_TS = join(ROOT, 'src/lib/cluster/lock.ts')
+
+const HOLDER = `
+import {acquireLock} from ${JSON.stringify(LOCK_TS)}
+const [dir, what] = process.argv.slice(1)
+const lock = await acquireLock(dir, what)
+process.stdout.write('locked\\n')
+process.stdin.setEncoding('utf8')
+process.stdin.on('data', (d) => {
+  if (d.includes('release')) { lock.release(); process.stdout.write('released\\n') }
+})
+setInterval(() => {}, 1 << 30)
+`
+
+interface Holder {
+  child: ChildProcess
+  pid: number
+  waitFor(line: string): Promise<void>
+  exited: Promise<void>
+}
+
+const children: ChildProcess[] = []
+
+async function holdLock(dir: string, what: string): Promise<Holder> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir, what], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  let out = ''
+  let err = ''
+  const waiters: Array<() => void> = []
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d
+    for (const w of waiters.splice(0)) w()
+  })
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
+  const exited = new Promise<void>((res) => child.once('exit', () => res()))
+  const waitFor = (line: string) =>
+    new Promise<void>((res, rej) => {
+      const check = () => {
+        if (out.split('\n').includes(line)) return res()
+        if (child.exitCode !== null || child.signalCode !== null) return rej(new Error(`holder exited: ${err}`))
+        waiters.push(check)
+      }
+      child.once('exit', () => (out.split('\n').includes(line) ? res() : rej(new Error(`holder exited before "${line}": ${err}`))))
+      check()
+    })
+  await waitFor('locked')
+  return {child, pid: child.pid!, waitFor, exited}
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function caught(p: Promise<unknown>): Promise<CitcError> {
+  try {
+    await p
+  } catch (error) {
+    expect(error).toBeInstanceOf(CitcError)
+    return error as CitcError
+  }
+  throw new Error('expected a CitcError')
+}
+
+let dir: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'citc-lock-'))
+})
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null && c.pid) {
+      const gone = new Promise((res) => c.once('exit', res))
+      process.kill(c.pid, 'SIGKILL')
+      await gone
+    }
+  }
+  rmSync(dir, {recursive: true, force: true})
+})
+
+describe('withLock in one process', () => {
+  it('writes {pid, what, since} in <dir>/lock, runs fn, removes the lock, returns fn’s value', async () => {
+    const value = await withLock(dir, 'citc finish', (lock) => {
+      const onDisk = JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))
+      expect(onDisk).toMatchObject({pid: process.pid, what: 'citc finish'})
+      expect(new Date(onDisk.since).getTime()).toBeGreaterThan(Date.now() - 60_000)
+      expect(lock.path).toBe(join(dir, 'lock'))
+      expect(readLock(dir)?.pid).toBe(process.pid)
+      return 42
+    })
+    expect(value).toBe(42)
+    expect(existsSync(join(dir, 'lock'))).toBe(false)
+    expect(readLock(dir)).toBeUndefined()
+  })
+
+  it('releases when fn throws; release is idempotent and leaves a later holder’s lock alone', async () => {
+    await expect(withLock(dir, 'citc finish', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
+    expect(existsSync(join(dir, 'lock'))).toBe(false)
+    const first = await acquireLock(dir, 'citc a')
+    first.release()
+    const second = await acquireLock(dir, 'citc b')
+    first.release() // again: must not remove citc b's lock
+    expect(first.released).toBe(true)
+    expect(readLock(dir)?.what).toBe('citc b')
+    second.release()
+    second.release()
+    expect(existsSync(join(dir, 'lock'))).toBe(false)
+  })
+
+  it('refuses a nested lock on the same directory in the same process', async () => {
+    await withLock(dir, 'citc finish', async () => {
+      const e = await caught(acquireLock(dir, 'citc destroy'))
+      expect(e.message).toMatch(new RegExp(`another citc finish \\(pid ${process.pid}\\)`))
+    })
+  })
+
+  it('a lock whose PID now belongs to another process (different start time) is stale', async () => {
+    const notes: string[] = []
+    writeFileSync(join(dir, 'lock'), JSON.stringify({pid: process.pid, what: 'citc old', since: new Date().toISOString(), host: '', start: 1, token: 'x'}))
+    await withLock(dir, 'citc finish', () => expect(readLock(dir)?.what).toBe('citc finish'), {note: (m) => notes.push(m)})
+    expect(notes).toEqual([expect.stringMatching(/stale lock: citc old/)])
+  })
+
+  it('an unreadable lock file is a holder while fresh, stale when old', async () => {
+    const file = join(dir, 'lock')
+    writeFileSync(file, '')
+    expect((await caught(acquireLock(dir, 'citc finish'))).message).toMatch(/another citc command/)
+    const old = new Date(Date.now() - 60_000)
+    utimesSync(file, old, old)
+    const notes: string[] = []
+    const lock = await acquireLock(dir, 'citc finish', {note: (m) => notes.push(m)})
+    expect(notes).toEqual([expect.stringMatching(/stale, unreadable lock/)])
+    lock.release()
+  })
+
+  it('fails clearly when the directory does not exist', async () => {
+    await expect(acquireLock(join(dir, 'missing'), 'citc finish')).rejects.toThrow(/does not exist/)
+  })
+
+  it('formats the holder’s time as the time today, with the date another day', () => {
+    const now = new Date(2026, 10, 21, 15, 0, 0)
+    expect(formatSince(new Date(2026, 10, 21, 12, 1, 2).toISOString(), now)).toBe('12:01:02')
+    expect(formatSince(new Date(2026, 10, 20, 9, 8, 7).toISOString(), now)).toBe('2026-11-20 09:08:07')
+  })
+})
+
+describe('withLock across processes', () => {
+  it('refuses while another process holds it, saying who and since when', async () => {
+    const holder = await holdLock(dir, 'citc finish')
+    let ran = false
+    const e = await caught(
+      withLock(dir, 'citc destroy', () => {
+        ran = true
+      }),
+    )
+    expect(ran).toBe(false)
+    expect(e.kind).toBe('usage')
+    expect(e.message).toMatch(
+      new RegExp(`^another citc finish \\(pid ${holder.pid}\\) has held this cluster since \\d\\d:\\d\\d:\\d\\d; wait for it or retry with --wait$`),
+    )
+    expect(e.details).toMatchObject({lock: {pid: holder.pid, what: 'citc finish'}})
+    expect(readLock(dir)?.pid).toBe(holder.pid) // the refused process left the holder's lock alone
+  })
+
+  it('with wait, polls until the holder releases it, then runs', async () => {
+    const holder = await holdLock(dir, 'citc finish')
+    const notes: string[] = []
+    let ran = false
+    const waiting = withLock(
+      dir,
+      'citc destroy',
+      () => {
+        ran = true
+        expect(readLock(dir)?.pid).toBe(process.pid)
+      },
+      {wait: true, timeoutMs: 30_000, pollMs: 50, note: (m) => notes.push(m)},
+    )
+    await new Promise((r) => setTimeout(r, 400))
+    expect(ran).toBe(false)
+    holder.child.stdin!.write('release\n')
+    await holder.waitFor('released')
+    await waiting
+    expect(ran).toBe(true)
+    expect(notes).toEqual([`waiting for citc finish (pid ${holder.pid}) to release this cluster…`])
+    expect(alive(holder.pid)).toBe(true) // released, not dead: no stale takeover
+  })
+
+  it('with wait, gives up after timeoutMs', async () => {
+    const holder = await holdLock(dir, 'citc finish')
+    const e = await caught(withLock(dir, 'citc destroy', () => {}, {wait: true, timeoutMs: 300, pollMs: 50, note: () => {}}))
+    expect(e.message).toMatch(new RegExp(`^gave up after 0 s: another citc finish \\(pid ${holder.pid}\\) has held this cluster since`))
+  })
+
+  it('stops waiting when the signal aborts (a cancellation)', async () => {
+    await holdLock(dir, 'citc finish')
+    const ac = new AbortController()
+    setTimeout(() => ac.abort(), 200)
+    const e = await caught(acquireLock(dir, 'citc destroy', {wait: true, timeoutMs: 30_000, pollMs: 5_000, signal: ac.signal, note: () => {}}))
+    expect(e.kind).toBe('cancelled')
+  })
+
+  it('takes over the lock of a holder that was killed, with a note', async () => {
+    const holder = await holdLock(dir, 'citc finish')
+    process.kill(holder.pid, 'SIGKILL')
+    await holder.exited
+    expect(readLock(dir)?.pid).toBe(holder.pid) // SIGKILL: no chance to clean up
+    const notes: string[] = []
+    await withLock(dir, 'citc destroy', () => expect(readLock(dir)?.what).toBe('citc destroy'), {note: (m) => notes.push(m)})
+    expect(notes).toEqual([expect.stringMatching(new RegExp(`^note: taking over a stale lock: citc finish \\(pid ${holder.pid}\\)`))])
+    expect(existsSync(join(dir, 'lock'))).toBe(false)
+  })
+
+  it('a holder that exits without releasing still removes its lock (exit listener)', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', `import {acquireLock} from ${JSON.stringify(LOCK_TS)}; await acquireLock(process.argv[1], 'citc x'); process.exit(3)`, dir],
+      {cwd: ROOT, encoding: 'utf8'},
+    )
+    expect(r.status).toBe(3)
+    expect(existsSync(join(dir, 'lock'))).toBe(false)
+  })
+})
