@@ -46,13 +46,18 @@ export const usageError = (message: string, hint?: string) => new CitcError('usa
 /** A problem in user input, located at `where` (file:line:col, or a flag name). */
 export interface InputProblem {
   where: string
+  /** The path inside the file (e.g. shapes["c5.xlarge"].count), when the problem is in a file. */
+  path?: string
   message: string
 }
+
+/** "limits.yaml:3:1 shapes["c5.xlarg"]: unknown shape …", or "--key: cannot read …". */
+export const formatProblem = (p: InputProblem) => (p.path ? `${p.where} ${p.path}: ${p.message}` : `${p.where}: ${p.message}`)
 
 export class InvalidInputError extends CitcError {
   readonly problems: InputProblem[]
   constructor(problems: InputProblem[], hint?: string) {
-    super('invalidInput', problems.map((p) => `${p.where}: ${p.message}`).join('\n'), {
+    super('invalidInput', problems.map(formatProblem).join('\n'), {
       hint,
       details: {problems},
     })

@@ -1,0 +1,96 @@
+// Shape catalogues by provider, and "did you mean …" suggestions for unknown shape names.
+import {awsCatalogue} from './aws.js'
+import {googleCatalogue} from './google.js'
+import {localCatalogue, type LocalHost} from './local.js'
+import {oracleCatalogue} from './oracle.js'
+import type {Provider, ShapeCatalogue} from './types.js'
+
+export {awsCatalogue} from './aws.js'
+export {googleCatalogue} from './google.js'
+export {detectHost, localCatalogue, type LocalHost} from './local.js'
+export {flexProblem, oracleCatalogue} from './oracle.js'
+export {realMemoryFor} from './memory.js'
+
+export interface CatalogueOptions {
+  /** local only: the machine the nodes run on (default: this one). */
+  host?: LocalHost
+}
+
+export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): ShapeCatalogue {
+  switch (provider) {
+    case 'aws':
+      return awsCatalogue
+    case 'google':
+      return googleCatalogue
+    case 'oracle':
+      return oracleCatalogue
+    case 'local':
+      return localCatalogue(opts.host)
+  }
+}
+
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment): "standrad" → "standard" is 1.
+ */
+export function editDistance(a: string, b: string): number {
+  if (a === b) return 0
+  if (a.length === 0) return b.length
+  if (b.length === 0) return a.length
+  let prev2: number[] = []
+  let prev = Array.from({length: b.length + 1}, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2] + 1)
+      cur.push(d)
+    }
+    prev2 = prev
+    prev = cur
+  }
+  return prev[b.length]
+}
+
+/** Distance from the user's name to one catalogue entry; patterns (Oracle flex) match on their family. */
+function distanceTo(query: string, candidate: string): number {
+  const lower = candidate.toLowerCase()
+  const at = lower.indexOf('.<')
+  if (at < 0) return editDistance(query, lower)
+  // "VM.Standard.E4.Flex.<ocpus>.<gb>": compare the family with the query minus up to two size parts,
+  // so "vm.standard.e4.flex", "vm.standard.e4.flex.65.100" and "vm.standard.e4.flx.4.64" all match it.
+  const family = lower.slice(0, at)
+  const parts = query.split('.')
+  let best = editDistance(query, family)
+  for (let drop = 1; drop <= 2 && drop < parts.length; drop++) {
+    best = Math.min(best, editDistance(parts.slice(0, parts.length - drop).join('.'), family))
+  }
+  return best
+}
+
+const commonPrefix = (a: string, b: string) => {
+  let i = 0
+  while (i < a.length && i < b.length && a[i] === b[i]) i++
+  return i
+}
+
+/**
+ * Up to `max` known names closest to `name`, best first, for "unknown shape X: did you mean …".
+ * Case-insensitive ("T3a.Medium" → t3a.medium); catches typos in the size ("c5.xlarg") and in the
+ * family ("n1-standrad-2", "c5n.xlarge"). Names too far from every known one give no suggestion.
+ */
+export function suggestShapes(catalogue: ShapeCatalogue, name: string, max = 3): string[] {
+  const query = name.trim().toLowerCase()
+  if (query === '' || max <= 0) return []
+  const scored = catalogue.names().map((candidate, order) => {
+    const distance = distanceTo(query, candidate)
+    return {candidate, order, distance, prefix: commonPrefix(query, candidate.toLowerCase())}
+  })
+  // Allow about one edit in three characters, and at least two.
+  const allowed = (c: string) => Math.max(2, Math.floor(Math.min(query.length, c.length) / 3))
+  return scored
+    .filter((s) => s.distance <= allowed(s.candidate.replace(/\.<.*$/, '')))
+    .sort((x, y) => x.distance - y.distance || y.prefix - x.prefix || x.order - y.order)
+    .slice(0, max)
+    .map((s) => s.candidate)
+}

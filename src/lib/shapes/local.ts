@@ -1,0 +1,81 @@
+// Shapes of the local provider: every "node" is a slurmd process on this machine, so the numbers come
+// from this machine (Node's os module and, on Linux, /sys/devices/system/cpu), not from a price list.
+//
+// Every slurmd on this machine registers the whole machine's hardware. slurmctld drains a node whose
+// registered totals are below its configuration ("Low socket*core count" under CR_Core, "Low RealMemory"),
+// so a local shape must never configure more *physical cores* or more memory than the host has:
+// - cores are physical cores (hyperthread siblings counted once), threads per core 1, one socket;
+// - memory is at most half of the host's, leaving the rest to slurmctld, slurmdbd and the jobs' neighbours.
+// local.small: 1 core, 512 MiB; local.medium: 2 cores (1 on a one-core host), 1024 MiB;
+// local.large: every physical core, half the host's memory.
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import os from 'node:os'
+import {join} from 'node:path'
+
+import {localRealMemory} from './memory.js'
+import {fixedCatalogue, toShape} from './table.js'
+import type {Arch, ShapeCatalogue} from './types.js'
+
+export const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
+
+export interface LocalHost {
+  /** Logical CPUs (hardware threads). */
+  cpus: number
+  memoryMiB: number
+  /** Physical cores; defaults to `cpus` when a host is given, detected otherwise. */
+  cores?: number
+  arch?: Arch
+}
+
+export const LOCAL_SHAPES = ['local.small', 'local.medium', 'local.large'] as const
+
+/** Node's name for the CPU architecture, as citc's. Anything that is not arm64 is treated as x86_64. */
+export function archOf(nodeArch: string): Arch {
+  return nodeArch === 'arm64' ? 'arm64' : 'x86_64'
+}
+
+/** This machine: logical CPUs, physical cores, memory in MiB, architecture. */
+export function detectHost(sysCpuDir = '/sys/devices/system/cpu'): Required<LocalHost> {
+  const cpus = Math.max(1, os.cpus().length || os.availableParallelism())
+  const cores = physicalCores(sysCpuDir) ?? cpus
+  return {cpus, cores: Math.min(cores, cpus), memoryMiB: Math.floor(os.totalmem() / 1024 / 1024), arch: archOf(os.arch())}
+}
+
+/** Distinct (package, core) pairs under /sys/devices/system/cpu, or undefined where that is not readable. */
+export function physicalCores(sysCpuDir: string): number | undefined {
+  try {
+    if (!existsSync(sysCpuDir)) return undefined
+    const seen = new Set<string>()
+    for (const entry of readdirSync(sysCpuDir)) {
+      if (!/^cpu\d+$/.test(entry)) continue
+      const topo = join(sysCpuDir, entry, 'topology')
+      if (!existsSync(join(topo, 'core_id'))) continue // offline CPUs have no topology
+      const pkg = readFileSync(join(topo, 'physical_package_id'), 'utf8').trim()
+      const core = readFileSync(join(topo, 'core_id'), 'utf8').trim()
+      seen.add(`${pkg}:${core}`)
+    }
+    return seen.size > 0 ? seen.size : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function localCatalogue(host?: LocalHost): ShapeCatalogue {
+  const h = host ?? detectHost()
+  const cpus = Math.max(1, Math.floor(h.cpus))
+  const cores = Math.max(1, Math.min(cpus, Math.floor(h.cores ?? cpus)))
+  const hostMiB = Math.max(1, Math.floor(h.memoryMiB))
+  const arch = h.arch ?? archOf(os.arch())
+  const cap = Math.max(1, Math.floor(hostMiB / 2))
+
+  const sizes: Array<[name: string, cores: number, memoryMiB: number]> = [
+    ['local.small', 1, Math.min(512, cap)],
+    ['local.medium', Math.min(2, cores), Math.min(1024, cap)],
+    ['local.large', cores, cap],
+  ]
+  const shapes = sizes.map(([name, n, memoryMiB]) =>
+    toShape({name, vcpus: n, memoryMiB, threadsPerCore: 1, arch, maxVcpusPerSocket: n}, localRealMemory),
+  )
+  const source = `${LOCAL_SOURCE}: ${cores} core(s), ${cpus} CPU(s), ${hostMiB} MiB, ${arch}`
+  return fixedCatalogue('local', source, shapes)
+}

@@ -1,0 +1,79 @@
+import {spawnSync} from 'node:child_process'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {archOf, detectHost, localCatalogue, physicalCores} from '../../../src/lib/shapes/local.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'citc-shapes-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+describe('local catalogue', () => {
+  it('has small, medium and large, one socket, one thread per core', () => {
+    const c = localCatalogue({cpus: 8, cores: 4, memoryMiB: 16384, arch: 'x86_64'})
+    expect(c.names()).toEqual(['local.small', 'local.medium', 'local.large'])
+    expect(c.get('local.small')).toMatchObject({sockets: 1, coresPerSocket: 1, threadsPerCore: 1, memoryMiB: 512, realMemoryMiB: 512})
+    expect(c.get('local.medium')).toMatchObject({sockets: 1, coresPerSocket: 2, threadsPerCore: 1, memoryMiB: 1024})
+    // Every physical core (hyperthreads are not cores), half the memory.
+    expect(c.get('local.large')).toMatchObject({sockets: 1, coresPerSocket: 4, threadsPerCore: 1, memoryMiB: 8192, realMemoryMiB: 8192})
+    expect(c.provider).toBe('local')
+  })
+
+  it('never asks more than a small host has', () => {
+    const c = localCatalogue({cpus: 1, memoryMiB: 600})
+    expect(c.get('local.small')).toMatchObject({coresPerSocket: 1, memoryMiB: 300})
+    expect(c.get('local.medium')).toMatchObject({coresPerSocket: 1, memoryMiB: 300})
+    expect(c.get('local.large')).toMatchObject({coresPerSocket: 1, memoryMiB: 300})
+  })
+
+  it('takes cores = cpus when only cpus are given, and arch from the host', () => {
+    const c = localCatalogue({cpus: 6, memoryMiB: 4096, arch: 'arm64'})
+    expect(c.get('local.large')).toMatchObject({coresPerSocket: 6, memoryMiB: 2048, arch: 'arm64'})
+    expect(archOf('x64')).toBe('x86_64')
+    expect(archOf('arm64')).toBe('arm64')
+  })
+
+  it('counts physical cores from the sysfs topology (hyperthread siblings once)', () => {
+    const sys = join(dir, 'cpu')
+    // 2 packages × 2 cores × 2 threads = 8 CPUs, plus an offline cpu8 without topology.
+    let n = 0
+    for (const pkg of [0, 1]) {
+      // Linux numbers the second thread of each core after all first threads: cores 0, 1, 0, 1.
+      for (const core of [0, 1, 0, 1]) {
+        const topo = join(sys, `cpu${n++}`, 'topology')
+        mkdirSync(topo, {recursive: true})
+        writeFileSync(join(topo, 'physical_package_id'), `${pkg}\n`)
+        writeFileSync(join(topo, 'core_id'), `${core}\n`)
+      }
+    }
+    mkdirSync(join(sys, 'cpu8'), {recursive: true})
+    mkdirSync(join(sys, 'cpufreq'), {recursive: true})
+    expect(physicalCores(sys)).toBe(4)
+    expect(physicalCores(join(dir, 'nowhere'))).toBeUndefined()
+  })
+
+  it("detects this machine: never more cores or memory than slurmd itself finds here", () => {
+    const host = detectHost()
+    expect(host.cpus).toBeGreaterThanOrEqual(1)
+    expect(host.cores).toBeGreaterThanOrEqual(1)
+    expect(host.cores).toBeLessThanOrEqual(host.cpus)
+
+    // slurmd -C prints the hardware as slurmd will register it.
+    const r = spawnSync('slurmd', ['-C'], {encoding: 'utf8', env: {...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin`}})
+    expect(r.status, `slurmd -C: ${r.stderr}`).toBe(0)
+    const field = (k: string) => Number(new RegExp(`\\b${k}=(\\d+)`).exec(r.stdout)?.[1])
+    const hwCores = field('SocketsPerBoard') * field('CoresPerSocket') * field('Boards')
+    const hwThreads = hwCores * field('ThreadsPerCore')
+    const hwMemory = field('RealMemory')
+
+    const c = localCatalogue()
+    for (const name of c.names()) {
+      const s = c.get(name)!
+      const cores = s.sockets * s.coresPerSocket
+      expect(cores, name).toBeLessThanOrEqual(hwCores)
+      expect(cores * s.threadsPerCore, name).toBeLessThanOrEqual(hwThreads)
+      expect(s.realMemoryMiB, name).toBeLessThanOrEqual(hwMemory)
+    }
+  })
+})
