@@ -43,12 +43,22 @@ export class Controller {
     return r.exitCode === 0 && /\bUP\b/.test(r.stdout)
   }
 
-  /** Wait (bounded) until slurmctld answers. */
-  async waitUp(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs
+  /**
+   * Wait (bounded) until slurmctld answers. With its pid file known, give up early once the process
+   * is gone (a slurmctld that refuses its configuration exits at once: no point waiting a minute).
+   */
+  async waitUp(timeoutMs: number, opts: {pidFile?: string; signal?: AbortSignal} = {}): Promise<boolean> {
+    const started = Date.now()
+    const deadline = started + timeoutMs
+    let goneChecks = 0
     while (Date.now() < deadline) {
-      signal?.throwIfAborted()
+      opts.signal?.throwIfAborted()
       if (await this.ping()) return true
+      if (opts.pidFile && Date.now() - started > 3000) {
+        const alive = await this.transport.run(['sh', '-c', 'kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null', 'sh', opts.pidFile])
+        goneChecks = alive.exitCode === 0 ? 0 : goneChecks + 1
+        if (goneChecks >= 3) return false
+      }
       await new Promise((r) => setTimeout(r, 1000))
     }
     return false

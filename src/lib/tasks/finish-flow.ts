@@ -8,6 +8,7 @@ import {withLock} from '../cluster/lock.js'
 import {CitcError, InvalidInputError, usageError} from '../errors.js'
 import {confirmOrRefuse, type Io} from '../io.js'
 import type {Provider} from '../shapes/types.js'
+import type {ElasticSettings} from '../slurm/render.js'
 import {Controller} from '../slurm/controller.js'
 import {nodeDocuments, type Generated} from '../slurm/generate.js'
 import {describePlan, type FinishPlan, planFinish} from '../slurm/plan.js'
@@ -103,13 +104,20 @@ function requestFor(record: ClusterRecord, limitsFile: string, limitsText: strin
     limitsText,
     limitsFile,
     mgmt: record.mgmt.shape ? {shape: record.mgmt.shape, ad: record.mgmt.ad} : undefined,
-    elastic: {
-      programsDir: record.slurm.programsDir,
-      ...(record.settings?.suspendTime === undefined ? {} : {suspendTime: Number(record.settings.suspendTime)}),
-    },
+    elastic: {programsDir: record.slurm.programsDir, ...elasticOverrides(record)},
     base: {controllerHost: record.mgmt.hostname ?? record.name + '-mgmt', slurmUser: record.provider === 'local' ? 'root' : 'slurm'},
     current,
   }
+}
+
+/** Power-saving timings a cluster chose at create time (cluster.yaml settings), in seconds. */
+function elasticOverrides(record: ClusterRecord): Partial<ElasticSettings> {
+  const out: Partial<ElasticSettings> = {}
+  for (const key of ['suspendTime', 'resumeTimeout', 'suspendTimeout'] as const) {
+    const v = record.settings?.[key]
+    if (v !== undefined) out[key] = Number(v)
+  }
+  return out
 }
 
 interface Ctx {

@@ -5,9 +5,10 @@ import type {Limits} from '../config/limits-types.js'
 import {CitcError, remoteError} from '../errors.js'
 import {catalogueFor, suggestShapes} from '../shapes/index.js'
 import type {Provider} from '../shapes/types.js'
+import {parseConfLines} from '../slurm/conf-parse.js'
 import {Controller, isBusy, isPoweredUp, type NodeState} from '../slurm/controller.js'
 import {type Generated, generateConfig} from '../slurm/generate.js'
-import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
+import {type FinishPlan, gresPath} from '../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
 import type {Transport} from '../transport/types.js'
 
@@ -189,10 +190,18 @@ async function activate(o: ApplyOptions, action: 'restart' | 'reconfigure', repo
   if (action === 'restart') await o.controller.restart()
   else await o.controller.reconfigure()
   report('verifying that slurmctld answers and knows the nodes')
-  if (!(await o.controller.waitUp(timeoutMs))) throw new Error(`slurmctld did not answer within ${timeoutMs / 1000} s`)
+  if (!(await o.controller.waitUp(timeoutMs, {pidFile: pidFileOf(o.generated.slurmConf)}))) {
+    throw new Error(`slurmctld did not come up with the new configuration (it exited, or did not answer within ${timeoutMs / 1000} s)`)
+  }
   const expected = o.generated.groups.reduce((n, g) => n + g.count, 0)
   const known = o.generated.groups.length === 0 ? 0 : (await o.controller.nodes(o.generated.groups.map((g) => g.hostlist).join(','))).length
   if (known !== expected) throw new Error(`slurmctld knows ${known} of the ${expected} configured nodes`)
+}
+
+/** SlurmctldPidFile of a slurm.conf (Slurm's default when unset). */
+export function pidFileOf(conf: string): string {
+  const line = parseConfLines(conf).find((e) => e.key.toLowerCase() === 'slurmctldpidfile')
+  return line?.value || '/var/run/slurmctld.pid'
 }
 
 async function rollback(o: ApplyOptions, backup: string | undefined, t: string, report: (m: string) => void): Promise<void> {
@@ -206,7 +215,8 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
   const gresBackup = `${dir}/backups/gres.conf.${t}`
   if (o.state.currentGres !== undefined) await o.transport.check(['cp', '-p', gresBackup, gresPath(confPath)])
   await o.controller.restart()
-  if (!(await o.controller.waitUp((o.controllerTimeoutS ?? 60) * 1000))) {
+  const restored = o.state.currentConf ?? ''
+  if (!(await o.controller.waitUp((o.controllerTimeoutS ?? 60) * 1000, {pidFile: pidFileOf(restored)}))) {
     throw remoteError('rollback restored the previous slurm.conf, but slurmctld does not answer', {
       hint: `log in to the management node and check slurmctld (service slurmctld status); backup: ${backup}`,
     })
