@@ -11,7 +11,7 @@ export async function connectCluster(record: ClusterRecord, opts: {signal?: Abor
     host: record.mgmt.host,
     port: record.mgmt.port,
     user: record.mgmt.user,
-    privateKey: record.mgmt.keyPath,
+    privateKey: record.mgmt.keyPath!,
     hostKeyFingerprint: record.mgmt.hostKeyFingerprint!,
     readyTimeoutMs: 20_000,
     signal: opts.signal,

@@ -1,0 +1,241 @@
+// Running programs on this machine: the only module that imports execa.
+// - run() never rejects on a non-zero exit (check exitCode); it rejects when the program cannot be
+//   started, on timeout (remote error, exit 4) and on cancellation (cancelled, exit 130).
+// - Every child is the leader of its own process group; a timeout or an abort signals the whole
+//   group (SIGTERM, then SIGKILL after a grace period), so shells and their children go too.
+// - Output can be streamed (onOutput) and appended, line by line with timestamps, to a log file.
+import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync} from 'node:fs'
+import {access, stat} from 'node:fs/promises'
+import {constants as osConstants} from 'node:os'
+import {delimiter, dirname, join, resolve} from 'node:path'
+import {StringDecoder} from 'node:string_decoder'
+
+import {execa} from 'execa'
+
+import {CitcError, remoteError} from '../errors.js'
+import {shellQuote} from '../transport/quote.js'
+
+export type OutputStream = 'stdout' | 'stderr'
+
+export interface ExecOptions {
+  cwd?: string
+  /** Added to this process's environment. */
+  env?: Record<string, string | undefined>
+  /** Bytes for stdin; without it stdin is /dev/null. */
+  input?: string | Buffer
+  timeoutMs?: number
+  signal?: AbortSignal
+  /** Each chunk of output as it arrives (UTF-8 characters are never split across chunks). */
+  onOutput?: (chunk: string, stream: OutputStream) => void
+  /** Append the command line and all its output, each line with a timestamp (file mode 0600). */
+  logFile?: string
+  /** Between SIGTERM and SIGKILL when a timeout or abort stops the process group. Default 5 s. */
+  killGraceMs?: number
+}
+
+export interface ExecResult {
+  stdout: string
+  stderr: string
+  /** The exit status; 128+n when the program was killed by signal n. */
+  exitCode: number
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Does the process group still have a live member? Zombies (not yet reaped, e.g. orphans in a
+ *  container whose PID 1 does not reap) count as gone. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+  } catch {
+    return false
+  }
+  if (process.platform !== 'linux') return true
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(pgrp) === pgid && state !== 'Z') return true
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return false
+}
+
+function killGroup(pgid: number, sig: NodeJS.Signals) {
+  try {
+    process.kill(-pgid, sig)
+  } catch {
+    // the group is gone already
+  }
+}
+
+/** Line-buffered, timestamped appends to a log file (synchronous writes keep the order exact). */
+function openLog(file: string) {
+  mkdirSync(dirname(file), {recursive: true, mode: 0o700})
+  const fd = openSync(file, 'a', 0o600)
+  const partial: Record<OutputStream, string> = {stdout: '', stderr: ''}
+  const line = (text: string) => writeSync(fd, `[${new Date().toISOString()}] ${text}\n`)
+  const tag = (stream: OutputStream) => (stream === 'stderr' ? '[stderr] ' : '')
+  return {
+    line,
+    output(chunk: string, stream: OutputStream) {
+      const lines = (partial[stream] + chunk).split('\n')
+      partial[stream] = lines.pop()!
+      for (const l of lines) line(tag(stream) + l)
+    },
+    close(summary: string) {
+      for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) line(tag(stream) + partial[stream])
+      line(summary)
+      closeSync(fd)
+    },
+  }
+}
+
+/** Process groups of children still running: if citc exits (Ctrl-C, an error), they get SIGTERM.
+ *  execa's own cleanup skips detached children, and ours are detached to have their own group. */
+const running = new Set<number>()
+let exitHook = false
+function track(pgid: number) {
+  running.add(pgid)
+  if (exitHook) return
+  exitHook = true
+  process.once('exit', () => {
+    for (const g of running) killGroup(g, 'SIGTERM')
+  })
+}
+
+export async function run(file: string, args: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+  const what = shellQuote([file, ...args])
+  if (opts.signal?.aborted) throw new CitcError('cancelled', `cancelled before starting: ${what}`, {cause: opts.signal.reason})
+  const log = opts.logFile ? openLog(opts.logFile) : undefined
+  log?.line(`$ ${what}${opts.input === undefined ? '' : ' <stdin not logged>'}`)
+
+  const child = execa(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    extendEnv: true,
+    ...(opts.input === undefined ? {stdin: 'ignore' as const} : {input: opts.input}),
+    detached: true, // own process group, so the whole group can be signalled
+    reject: false,
+    buffer: false, // read below, so chunks can be streamed as they come
+    stripFinalNewline: false,
+  })
+
+  const chunks: Record<OutputStream, Buffer[]> = {stdout: [], stderr: []}
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const decoder = new StringDecoder('utf8')
+    const readable = child[stream]
+    readable?.on('data', (data: Buffer) => {
+      chunks[stream].push(data)
+      const text = decoder.write(data)
+      if (!text) return
+      log?.output(text, stream)
+      opts.onOutput?.(text, stream)
+    })
+    readable?.on('end', () => {
+      const rest = decoder.end()
+      if (!rest) return
+      log?.output(rest, stream)
+      opts.onOutput?.(rest, stream)
+    })
+  }
+
+  const grace = opts.killGraceMs ?? 5000
+  let stopping: 'timeout' | 'abort' | undefined
+  let killTimer: NodeJS.Timeout | undefined
+  const stop = (why: 'timeout' | 'abort') => {
+    if (stopping || child.pid === undefined) return
+    stopping = why
+    killGroup(child.pid, 'SIGTERM')
+    killTimer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), grace)
+  }
+  const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => stop('timeout'), opts.timeoutMs)
+  const onAbort = () => stop('abort')
+  opts.signal?.addEventListener('abort', onAbort, {once: true})
+
+  if (child.pid !== undefined) track(child.pid)
+  let result: Awaited<typeof child>
+  try {
+    result = await child
+  } finally {
+    clearTimeout(timer)
+    opts.signal?.removeEventListener('abort', onAbort)
+  }
+  if (stopping && child.pid !== undefined) {
+    // The leader is gone; anything left in its group gets the rest of the grace period, then SIGKILL.
+    const deadline = Date.now() + grace
+    while (groupAlive(child.pid) && Date.now() < deadline) await sleep(50)
+    killGroup(child.pid, 'SIGKILL')
+  }
+  clearTimeout(killTimer)
+  if (child.pid !== undefined) running.delete(child.pid)
+
+  const stdout = Buffer.concat(chunks.stdout).toString('utf8')
+  const stderr = Buffer.concat(chunks.stderr).toString('utf8')
+  if (result.exitCode === undefined && result.signal === undefined) {
+    // Never started (not found, not executable, bad cwd).
+    const why = result.cause instanceof Error ? result.cause.message : result.shortMessage
+    log?.close(`failed to start: ${why}`)
+    throw remoteError(`cannot run ${file}: ${why}`, {hint: `check that ${file} is installed and on PATH`, cause: result.cause})
+  }
+  const exitCode = result.exitCode ?? 128 + signalNumber(result.signal ?? '')
+  log?.close(stopping ? `${stopping === 'timeout' ? 'timed out' : 'cancelled'} (exit ${exitCode})` : `exit ${exitCode}`)
+
+  if (stopping === 'abort') throw new CitcError('cancelled', `cancelled: ${what}`, {cause: opts.signal?.reason})
+  if (stopping === 'timeout') {
+    throw remoteError(`timed out after ${opts.timeoutMs! / 1000} s: ${what}`, {details: {exitCode, timedOut: true}})
+  }
+  return {stdout, stderr, exitCode}
+}
+
+function signalNumber(name: string): number {
+  return (osConstants.signals as Record<string, number>)[name] ?? 0
+}
+
+/** The absolute path of an executable found on PATH (or the path itself if it contains a /). */
+export async function which(cmd: string, path = process.env.PATH ?? ''): Promise<string | undefined> {
+  const candidates = cmd.includes('/') ? [cmd] : path.split(delimiter).filter(Boolean).map((d) => join(d, cmd))
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK)
+      const st = await stat(candidate)
+      // access(X_OK) is true for root on any file: also require an execute bit.
+      if (st.isFile() && (st.mode & 0o111) !== 0) return resolve(candidate)
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+/**
+ * Start a long-running program that outlives this process (own session/process group, stdin from
+ * /dev/null, stdout and stderr appended to logFile). Returns its PID; stopping it is the caller's job.
+ */
+export function spawnDetached(file: string, args: string[], opts: {logFile: string; cwd?: string; env?: Record<string, string>}): number {
+  mkdirSync(dirname(opts.logFile), {recursive: true, mode: 0o700})
+  const fd = openSync(opts.logFile, 'a', 0o600)
+  try {
+    writeSync(fd, `[${new Date().toISOString()}] $ ${shellQuote([file, ...args])}\n`)
+    fsyncSync(fd)
+    const child = execa(file, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      cleanup: false,
+      reject: false,
+      stdin: 'ignore',
+      // execa's types list only fds 3-9, but any open descriptor is handed to the child as is.
+      stdout: fd as 3,
+      stderr: fd as 3,
+    })
+    child.unref()
+    if (child.pid === undefined) throw remoteError(`cannot start ${file}`, {hint: `check that ${file} exists and is executable`})
+    return child.pid
+  } finally {
+    closeSync(fd)
+  }
+}
