@@ -1,0 +1,528 @@
+// `citc add-user`: a directory user with SSH keys, a home, a password and a Slurm association — made
+// through a Transport (this machine, or the management node over SSH), all or nothing.
+//
+//   1. (before the lock) every value is checked and every key fetched and parsed  — request.ts
+//   2. read the node's ldap.json / cluster.json; check each name is free in the directory, on the
+//      node (getent passwd) and in the home root                           — nothing changed so far
+//   3. per user: LDAP entry (uidNumber: next free ≥ 10001; an {SSHA} password hash; LDIF on stdin) →
+//      home from /etc/skel (0700) → ~/.ssh/authorized_keys (0700/0600) → ~/.password (0400; the only
+//      place the password is written) → ownership → Slurm account (if missing) and association →
+//      `getent passwd USER` resolves on the node
+//   4. any failure after the first change: everything this run made is undone, in reverse (the Slurm
+//      association, an account it created, homes, entries), and the error says what failed and what
+//      was undone (exit 4; 130 on Ctrl-C). A batch (--from) is all or nothing.
+import {randomBytes} from 'node:crypto'
+import {readFileSync} from 'node:fs'
+import {join, posix} from 'node:path'
+
+import type {ListrTask} from 'listr2'
+import {input} from '@inquirer/prompts'
+
+import type {RendererName} from '../base-command.js'
+import {withLock} from '../cluster/lock.js'
+import {clusterRegistry} from '../cluster/registry.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+import {CitcError, InvalidInputError, remoteError, usageError, type InputProblem} from '../errors.js'
+import type {Io} from '../io.js'
+import {connectCluster} from '../transport/connect.js'
+import {withLog} from '../transport/logged.js'
+import type {Transport} from '../transport/types.js'
+import {Accounting} from '../users/accounting.js'
+import {
+  type ClusterInfo,
+  CLUSTER_JSON,
+  Directory,
+  getentPasswd,
+  LDAP_JSON,
+  type LdapConfig,
+  readClusterInfo,
+  readLdapConfig,
+} from '../users/directory.js'
+import {authorizedKeys, type KeyOptions} from '../users/keys.js'
+import {sshaHash} from '../users/ldif.js'
+import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../users/request.js'
+import {accountProblem, personNameProblem, USERNAME, usernameProblem} from '../users/validate.js'
+import {taskList, withInterrupts} from './listr.js'
+
+// ---------------------------------------------------------------------------------------------
+// The workflow on a node (testable without a registry: give it a Transport)
+
+export interface NodeLayout {
+  /** The node's ldap.json (default /etc/citc/ldap.json). */
+  ldapJsonPath?: string
+  /** The node's cluster.json (default /etc/citc/cluster.json). */
+  clusterJsonPath?: string
+  /** Where homes are made (default: ldap.json's homeDir, else cluster.json's sharedDir + /home). */
+  homeRoot?: string
+  /** Copied into each new home; null: none (default /etc/skel; skipped if missing on the node). */
+  skelDir?: string | null
+  /** Default /bin/bash. */
+  loginShell?: string
+  /**
+   * Slurm associations: false to skip (a node without accounting); otherwise sacctmgr runs with
+   * SLURM_CONF = confPath (default: cluster.json's confPath, else sacctmgr's own default).
+   */
+  accounting?: false | {confPath?: string}
+  /** The account for users without one (default: cluster.json's name, i.e. the cluster's). */
+  defaultAccount?: string
+  /** Check `getent passwd USER` on the node at the end (default true, polling up to 30 s). */
+  verifyNss?: boolean | {timeoutMs: number}
+}
+
+export interface CreateUsersOptions extends NodeLayout {
+  transport: Transport
+  renderer: RendererName
+  signal?: AbortSignal
+  /** Notes for people (stderr), e.g. a skel directory that is missing. */
+  note?: (message: string) => void
+}
+
+export interface CreatedUser {
+  username: string
+  uid: number
+  gid: number
+  name: string
+  home: string
+  shell: string
+  /** The Slurm account; null when accounting was skipped. */
+  account: string | null
+  keys: {type: string; bits: number; fingerprint: string; comment: string; source: string}[]
+  /** Where the password is (readable by the user only). The password itself is never output. */
+  passwordFile: string
+}
+
+interface Undo {
+  what: string
+  /** A command a person can run if the undo itself fails. */
+  manual: string
+  run: () => Promise<unknown>
+}
+
+interface Plan {
+  ldap: LdapConfig
+  cluster?: ClusterInfo
+  homeRoot: string
+  skelDir: string | null
+  shell: string
+  accounting?: Accounting
+  defaultAccount: string
+}
+
+const SHELL_TIMEOUT_MS = 120_000
+
+/** Run argv on the node; a non-zero exit is a remote error naming the command. */
+const check = (t: Transport, argv: string[], signal?: AbortSignal) => t.check(argv, {timeoutMs: SHELL_TIMEOUT_MS, signal})
+
+async function pathExists(t: Transport, path: string, signal?: AbortSignal): Promise<boolean> {
+  const r = await t.run(['sh', '-c', 'test -e "$1" || test -L "$1"', 'sh', path], {timeoutMs: 30_000, signal})
+  return r.exitCode === 0
+}
+
+async function isDirectory(t: Transport, path: string, signal?: AbortSignal): Promise<boolean> {
+  const r = await t.run(['test', '-d', path], {timeoutMs: 30_000, signal})
+  return r.exitCode === 0
+}
+
+/** A new random password: 24 characters of base64url (144 bits). */
+export function newPassword(): string {
+  return randomBytes(18).toString('base64url')
+}
+
+/** The home of `username` under `homeRoot`, refusing anything but a plain child (it may be removed on undo). */
+export function homeOf(homeRoot: string, username: string): string {
+  if (!USERNAME.test(username)) throw new Error(`refusing a home for "${username}"`)
+  return posix.join(homeRoot, username)
+}
+
+async function readPlan(o: CreateUsersOptions): Promise<Plan> {
+  const t = o.transport
+  const ldap = await readLdapConfig(t, o.ldapJsonPath ?? LDAP_JSON)
+  // cluster.json is needed only for defaults that were not given.
+  const needCluster = o.homeRoot === undefined && ldap.homeDir === undefined
+  const needAccountDefaults = o.accounting !== false && (o.defaultAccount === undefined || o.accounting?.confPath === undefined)
+  const cluster = needCluster || needAccountDefaults ? await readClusterInfo(t, o.clusterJsonPath ?? CLUSTER_JSON) : undefined
+  const homeRoot = o.homeRoot ?? ldap.homeDir ?? posix.join(cluster!.sharedDir, 'home')
+  const defaultAccount = o.defaultAccount ?? cluster?.name ?? 'citc'
+  return {
+    ldap,
+    cluster,
+    homeRoot,
+    skelDir: o.skelDir === undefined ? '/etc/skel' : o.skelDir,
+    shell: o.loginShell ?? '/bin/bash',
+    accounting: o.accounting === false ? undefined : new Accounting(t, o.accounting?.confPath ?? cluster?.confPath),
+    defaultAccount,
+  }
+}
+
+/** Step 2: every name free, everywhere. Problems are input errors (exit 3); nothing was changed. */
+async function checkFree(users: readonly PreparedUser[], dir: Directory, plan: Plan, signal?: AbortSignal): Promise<void> {
+  const t = dir.transport
+  if (!(await isDirectory(t, plan.homeRoot, signal))) {
+    throw remoteError(`the home root ${plan.homeRoot} is not a directory on ${t.description}`, {
+      hint: 'is the shared filesystem mounted? (citc\'s filesystem role makes it)',
+    })
+  }
+  const problems: InputProblem[] = []
+  for (const u of users) {
+    const at = (message: string): InputProblem => ({...u.at.username, message})
+    const entries = await dir.find(u.username, signal)
+    if (entries.length > 0) {
+      problems.push(at(`"${u.username}" exists already in the directory (${entries.map((e) => e.dn).join(', ')})`))
+      continue
+    }
+    const local = await getentPasswd(t, u.username, signal)
+    if (local !== undefined) {
+      problems.push(at(`"${u.username}" exists already on ${t.description} (getent passwd: ${local.split(':').slice(0, 3).join(':')}…)`))
+      continue
+    }
+    const home = homeOf(plan.homeRoot, u.username)
+    if (await pathExists(t, home, signal)) problems.push(at(`${home} exists already on ${t.description}; move it away or choose another name`))
+    const account = u.account ?? plan.defaultAccount
+    const bad = accountProblem(account)
+    if (bad) problems.push(u.account === undefined ? {where: '--account', message: `the default account (the cluster's name) ${bad}; pass --account`} : {...u.at.account, message: bad})
+  }
+  if (problems.length > 0) throw new InvalidInputError(problems, 'nothing was changed')
+}
+
+/** Poll `getent passwd USER` on the node until it shows the uid (nslcd may lag a moment). */
+async function verifyResolves(t: Transport, username: string, uid: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let last: string | undefined
+  for (;;) {
+    last = await getentPasswd(t, username, signal)
+    if (last !== undefined && last.split(':')[2] === String(uid)) return
+    if (Date.now() >= deadline) break
+    await new Promise((r) => setTimeout(r, 1000))
+  }
+  throw remoteError(
+    last === undefined
+      ? `${username} is in the directory, but getent passwd ${username} does not find it on ${t.description} after ${timeoutMs / 1000} s`
+      : `getent passwd ${username} on ${t.description} shows another account: ${last}`,
+    {hint: 'check that nslcd runs on the management node and reads the cluster\'s directory (/etc/nslcd.conf, /etc/nsswitch.conf)'},
+  )
+}
+
+/** Step 3 for one user. Each change pushes its undo as soon as it is made. */
+function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUsersOptions, undo: Undo[], out: CreatedUser[]): ListrTask[] {
+  const t = dir.transport
+  const signal = opts.signal
+  const home = homeOf(plan.homeRoot, u.username)
+  const account = plan.accounting ? (u.account ?? plan.defaultAccount) : null
+  const password = newPassword()
+  const gid = plan.ldap.usersGid
+  let uid = 0
+  const dn = dir.dn(u.username)
+  return [
+    {
+      title: `Add ${u.username} to the directory`,
+      task: async (_, task) => {
+        uid = await dir.nextUidNumber(signal)
+        await dir.add(
+          {username: u.username, firstName: u.firstName, surname: u.surname, uidNumber: uid, gidNumber: gid, homeDirectory: home, loginShell: plan.shell, passwordHash: sshaHash(password)},
+          signal,
+        )
+        undo.push({
+          what: `the directory entry ${dn}`,
+          manual: `ldapdelete -x -H ${plan.ldap.uri} -D ${plan.ldap.adminDn} -y ${plan.ldap.adminPasswordFile} '${dn}'`,
+          run: () => dir.deleteDn(dn),
+        })
+        // Another citc (another workstation) may have taken the same number at the same moment.
+        const same = await dir.search(`(uidNumber=${uid})`, ['dn'], {signal})
+        if (same.length !== 1) throw remoteError(`uidNumber ${uid} was given to another entry at the same time (${same.map((e) => e.dn).join(', ')}); run add-user again`)
+        task.title = `Add ${u.username} to the directory (uid ${uid})`
+      },
+    },
+    {
+      title: `Make the home ${home}`,
+      task: async () => {
+        await check(t, ['mkdir', '-m', '0700', home], signal) // not -p: it must be new (checked before)
+        undo.push({what: `the home ${home}`, manual: `rm -rf '${home}'`, run: () => check(t, ['rm', '-rf', '--', home])})
+        if (plan.skelDir !== null) {
+          if (await isDirectory(t, plan.skelDir, signal)) await check(t, ['cp', '-R', '-T', '--', plan.skelDir, home], signal)
+          else opts.note?.(`note: ${plan.skelDir} does not exist on ${t.description}; ${home} starts empty`)
+        }
+        await check(t, ['mkdir', '-p', '-m', '0700', `${home}/.ssh`], signal)
+      },
+    },
+    {
+      title: `Install ${u.keys.length} SSH key${u.keys.length === 1 ? '' : 's'} and the password`,
+      task: async () => {
+        await t.writeFile(`${home}/.ssh/authorized_keys`, authorizedKeys(u.keys), {mode: 0o600})
+        await t.writeFile(`${home}/.password`, password + '\n', {mode: 0o400})
+        await check(t, ['chown', '-R', '--', `${uid}:${gid}`, home], signal)
+        await check(t, ['chmod', '0700', '--', home, `${home}/.ssh`], signal)
+        await check(t, ['chmod', '0600', '--', `${home}/.ssh/authorized_keys`], signal)
+        await check(t, ['chmod', '0400', '--', `${home}/.password`], signal)
+      },
+    },
+    {
+      title: account ? `Add ${u.username} to the Slurm account ${account}` : `Add ${u.username} to Slurm accounting`,
+      skip: () => (plan.accounting ? false : 'accounting not asked for'),
+      task: async (_, task) => {
+        const acct = plan.accounting!
+        if (!(await acct.accountExists(account!, signal))) {
+          await acct.addAccount(account!, `citc cluster ${plan.cluster?.name ?? plan.defaultAccount}`, signal)
+          undo.push({what: `the Slurm account ${account}`, manual: `sacctmgr -i delete account where name=${account}`, run: () => acct.deleteAccount(account!)})
+          task.title = `Add ${u.username} to the Slurm account ${account} (new)`
+        }
+        await acct.addUser(u.username, account!, signal)
+        undo.push({what: `the Slurm user ${u.username}`, manual: `sacctmgr -i delete user where name=${u.username}`, run: () => acct.deleteUser(u.username)})
+      },
+    },
+    {
+      title: `Check that ${u.username} resolves on the management node`,
+      skip: () => (opts.verifyNss === false ? 'not asked for' : false),
+      task: async () => {
+        const timeoutMs = typeof opts.verifyNss === 'object' ? opts.verifyNss.timeoutMs : 30_000
+        await verifyResolves(t, u.username, uid, timeoutMs, signal)
+      },
+    },
+    {
+      title: `${u.username} is ready`,
+      task: (_, task) => {
+        task.title = `${u.username} is ready (uid ${uid}, ${home})`
+        out.push({
+          username: u.username,
+          uid,
+          gid,
+          name: `${u.firstName} ${u.surname}`,
+          home,
+          shell: plan.shell,
+          account,
+          keys: u.keys.map((k) => ({type: k.type, bits: k.bits, fingerprint: k.fingerprint, comment: k.comment, source: k.source})),
+          passwordFile: `${home}/.password`,
+        })
+      },
+    },
+  ]
+}
+
+/** Undo in reverse order; returns what could not be undone. */
+async function rollback(undo: Undo[], renderer: RendererName): Promise<{undone: string[]; failed: {what: string; manual: string; error: string}[]}> {
+  const undone: string[] = []
+  const failed: {what: string; manual: string; error: string}[] = []
+  const steps = [...undo].reverse()
+  if (steps.length === 0) return {undone, failed}
+  await taskList(
+    steps.map((s) => ({
+      title: `Undo: remove ${s.what}`,
+      task: async () => {
+        try {
+          await s.run()
+          undone.push(s.what)
+        } catch (error) {
+          failed.push({what: s.what, manual: s.manual, error: (error as Error).message})
+          throw error
+        }
+      },
+    })),
+    renderer,
+  )
+    .run()
+    .catch(() => {})
+  // Listr stops at the first failure: carry on with the rest so as little as possible remains.
+  for (const s of steps) {
+    if (undone.includes(s.what) || failed.some((f) => f.what === s.what)) continue
+    try {
+      await s.run()
+      undone.push(s.what)
+    } catch (error) {
+      failed.push({what: s.what, manual: s.manual, error: (error as Error).message})
+    }
+  }
+  return {undone, failed}
+}
+
+/**
+ * Create prepared users on the node behind `opts.transport`: all or nothing. Returns what was made.
+ * Throws InvalidInputError (exit 3, nothing changed) when a name is taken, a remote error (exit 4)
+ * or a cancellation (130) after undoing everything this call made.
+ */
+export async function createUsers(users: readonly PreparedUser[], opts: CreateUsersOptions): Promise<CreatedUser[]> {
+  const t = opts.transport
+  const undo: Undo[] = []
+  const created: CreatedUser[] = []
+  let plan: Plan | undefined
+  let dir: Directory | undefined
+  let current = ''
+  const names = users.map((u) => u.username).join(', ')
+
+  // Read and check: nothing is changed here.
+  await taskList(
+    [
+      {
+        title: `Read the directory settings on ${t.description}`,
+        task: async () => {
+          plan = await readPlan(opts)
+          dir = new Directory(t, plan.ldap)
+        },
+      },
+      {title: `Check that ${names} ${users.length === 1 ? 'is' : 'are'} free`, task: () => checkFree(users, dir!, plan!, opts.signal)},
+    ],
+    opts.renderer,
+  ).run()
+
+  try {
+    await taskList(
+      users.map((u) => ({
+        title: `Create ${u.username}`,
+        task: (_, task) => {
+          current = u.username
+          return task.newListr(userTasks(u, dir!, plan!, opts, undo, created), {exitOnError: true})
+        },
+      })),
+      opts.renderer,
+    ).run()
+    return created
+  } catch (error) {
+    const {undone, failed} = await rollback(undo, opts.renderer)
+    const cause = error as Error
+    const was = undone.length > 0 ? `\nUndone: ${undone.join('; ')}.` : '\nNothing had been changed yet.'
+    const left =
+      failed.length > 0
+        ? `\nCOULD NOT UNDO (remove by hand on the management node):\n${failed.map((f) => `  ${f.what}: ${f.error.split('\n')[0]}\n    ${f.manual}`).join('\n')}`
+        : ''
+    const message = `adding ${current || names} failed: ${cause.message}${was}${left}`
+    const details = {undone, notUndone: failed.map((f) => ({what: f.what, manual: f.manual})), failedUser: current || null}
+    if (cause instanceof CitcError) throw new CitcError(cause.kind, message, {hint: cause.hint, details: {...cause.details, ...details}, cause})
+    throw new CitcError('unexpected', message, {details, cause})
+  }
+}
+
+/**
+ * Remove a user made by createUsers: the Slurm user (when accounting is on), the home (only the one
+ * createUsers would have made: <homeRoot>/<username>), and the directory entry. Not a command yet;
+ * for tests and clean-up. Resolves with what was removed.
+ */
+export async function removeUser(username: string, opts: Omit<CreateUsersOptions, 'renderer'>): Promise<string[]> {
+  const problem = usernameProblem(username)
+  if (problem) throw new InvalidInputError([{where: 'USERNAME', message: problem}])
+  const plan = await readPlan({...opts, renderer: 'silent'})
+  const t = opts.transport
+  const dir = new Directory(t, plan.ldap)
+  const removed: string[] = []
+  if (plan.accounting && (await plan.accounting.userAccounts(username)).length > 0) {
+    await plan.accounting.deleteUser(username)
+    removed.push(`the Slurm user ${username}`)
+  }
+  const user = await dir.getUser(username)
+  const home = homeOf(plan.homeRoot, username)
+  if (user?.home === home && (await pathExists(t, home))) {
+    await check(t, ['rm', '-rf', '--', home])
+    removed.push(`the home ${home}`)
+  }
+  if (await dir.deleteDn(dir.dn(username))) removed.push(`the directory entry ${dir.dn(username)}`)
+  return removed
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command's flow: registry, questions, lock, connection
+
+export interface AddUserFlags {
+  cluster?: string
+  'first-name'?: string
+  surname?: string
+  key?: string[]
+  account?: string
+  from?: string
+  wait?: boolean
+}
+
+export interface AddUserResult {
+  cluster: string
+  users: CreatedUser[]
+  logFile: string
+}
+
+/** Ask for what is missing on a terminal; without one, refuse naming the flag. */
+async function ask(io: Io, current: string | undefined, flag: string, message: string, validate: (v: string) => string | undefined): Promise<string> {
+  if (current !== undefined) return current
+  if (!io.interactive) throw usageError(`${flag} is required (there is no terminal to ask on)`, `pass ${flag}`)
+  return input({message, validate: (v) => validate(v) ?? true})
+}
+
+export async function gatherRequests(io: Io, username: string | undefined, flags: AddUserFlags): Promise<UserRequest[]> {
+  if (flags.from !== undefined) {
+    const given = (['first-name', 'surname', 'key', 'account'] as const).filter((f) => flags[f] !== undefined && !(Array.isArray(flags[f]) && flags[f].length === 0))
+    if (username !== undefined || given.length > 0) {
+      throw usageError(`--from takes every user from the file: do not also give ${username !== undefined ? 'USERNAME' : `--${given[0]}`}`)
+    }
+    let text: string
+    try {
+      text = readFileSync(flags.from, 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new InvalidInputError([{where: flags.from, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}])
+    }
+    return parseUsersFile(text, flags.from, flags.from)
+  }
+  const name = await ask(io, username, 'USERNAME', 'Login name of the new user:', (v) => usernameProblem(v))
+  const first = await ask(io, flags['first-name'], '--first-name', `First name of ${name}:`, (v) => personNameProblem(v.trim(), 'the first name'))
+  const surname = await ask(io, flags.surname, '--surname', `Surname of ${name}:`, (v) => personNameProblem(v.trim(), 'the surname'))
+  let keys = flags.key ?? []
+  if (keys.length === 0) {
+    keys = [await ask(io, undefined, '--key', `SSH public key of ${name} (the key, a .pub file, or a URL like https://github.com/NAME.keys):`, (v) => (v.trim() ? undefined : 'a key is required'))]
+  }
+  return [requestFromFlags({username: name, firstName: first, surname, keys, account: flags.account})]
+}
+
+export interface RunAddUserOptions {
+  keyOptions?: KeyOptions
+  /** Node layout overrides (tests); the real command uses the node's own files. */
+  layout?: NodeLayout
+}
+
+export async function runAddUser(io: Io, username: string | undefined, flags: AddUserFlags, dataDir: string, o: RunAddUserOptions = {}): Promise<AddUserResult> {
+  const registry = clusterRegistry(dataDir)
+  const name = registry.resolveName(flags.cluster)
+  const record = registry.get(name)
+  const paths = registry.paths(name)
+
+  const requests = await gatherRequests(io, username, flags)
+  // Every value and every key before the lock or a connection: bad input costs nothing.
+  let prepared: PreparedUser[] = []
+  await taskList(
+    [
+      {
+        title: `Check ${requests.length === 1 ? requests[0].username : `${requests.length} users`} and fetch their SSH keys`,
+        task: async () => {
+          prepared = await prepareUsers(requests, o.keyOptions)
+        },
+      },
+    ],
+    io.renderer,
+  ).run()
+
+  return withLock(paths.dir, 'citc add-user', () => withInterrupts((signal) => onCluster(io, record, paths.logsDir, prepared, signal, o.layout)), {
+    wait: flags.wait,
+    timeoutMs: 30 * 60_000,
+  })
+}
+
+async function onCluster(io: Io, record: ClusterRecord, logsDir: string, users: PreparedUser[], signal: AbortSignal, layout: NodeLayout = {}): Promise<AddUserResult> {
+  const logFile = join(logsDir, `add-user-${new Date().toISOString().replace(/[:.]/g, '-')}.log`)
+  const transport = withLog(await connectCluster(record, {signal}), logFile)
+  try {
+    const created = await createUsers(users, {
+      transport,
+      renderer: io.renderer,
+      signal,
+      note: io.note,
+      ...layout,
+    })
+    for (const u of created) {
+      io.log(
+        `Added ${u.username} (uid ${u.uid}, ${u.name}): home ${u.home}, ${u.keys.length} SSH key${u.keys.length === 1 ? '' : 's'}` +
+          `${u.account ? `, Slurm account ${u.account}` : ''}. The password is in ${u.passwordFile} (readable by ${u.username} only).`,
+      )
+    }
+    return {cluster: record.name, users: created, logFile}
+  } catch (error) {
+    if (error instanceof CitcError && error.kind !== 'invalidInput') {
+      throw new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile}`, details: {...error.details, logFile}, cause: error})
+    }
+    throw error
+  } finally {
+    await transport.close()
+  }
+}
