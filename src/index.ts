@@ -1,12 +1,30 @@
 // The explicit command map: every command citc registers. Only commands that work are listed.
+import AddUser from './commands/add-user.js'
 import ClusterAdd from './commands/cluster/add.js'
 import ClusterList from './commands/cluster/list.js'
 import ClusterRemove from './commands/cluster/remove.js'
+import Create from './commands/create.js'
+import Destroy from './commands/destroy.js'
 import Finish from './commands/finish.js'
+import NodeFail from './commands/node/fail.js'
+import NodeResume from './commands/node/resume.js'
+import NodeSuspend from './commands/node/suspend.js'
+import Nodes from './commands/nodes.js'
+import Status from './commands/status.js'
+import Users from './commands/users.js'
 
 export const commands = {
+  'add-user': AddUser,
   'cluster:add': ClusterAdd,
   'cluster:list': ClusterList,
   'cluster:remove': ClusterRemove,
+  create: Create,
+  destroy: Destroy,
   finish: Finish,
+  'node:fail': NodeFail,
+  'node:resume': NodeResume,
+  'node:suspend': NodeSuspend,
+  nodes: Nodes,
+  status: Status,
+  users: Users,
 }

@@ -97,7 +97,8 @@ function preview(io: Io, flags: FinishFlags) {
   return previewDocument(provider, flags['cluster-id'], generated)
 }
 
-function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string, current?: string) {
+/** What finish generates for a registered or created cluster. */
+export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string, current?: string) {
   return {
     provider: record.provider as Provider,
     clusterId: record.name,
@@ -105,7 +106,12 @@ function requestFor(record: ClusterRecord, limitsFile: string, limitsText: strin
     limitsFile,
     mgmt: record.mgmt.shape ? {shape: record.mgmt.shape, ad: record.mgmt.ad} : undefined,
     elastic: {programsDir: record.slurm.programsDir, ...elasticOverrides(record)},
-    base: {controllerHost: record.mgmt.hostname ?? record.name + '-mgmt', slurmUser: record.provider === 'local' ? 'root' : 'slurm'},
+    base: {
+      controllerHost: record.mgmt.hostname ?? record.name + '-mgmt',
+      // Local nodes reach the controller on loopback, whatever the machine's name resolves to.
+      ...(record.provider === 'local' ? {controllerAddr: '127.0.0.1'} : {}),
+      slurmUser: record.provider === 'local' ? 'root' : 'slurm',
+    },
     current,
   }
 }

@@ -8,7 +8,7 @@ import type {Provider} from '../shapes/types.js'
 import {parseConfLines} from '../slurm/conf-parse.js'
 import {Controller, isBusy, isPoweredUp, type NodeState} from '../slurm/controller.js'
 import {type Generated, generateConfig} from '../slurm/generate.js'
-import {type FinishPlan, gresPath} from '../slurm/plan.js'
+import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
 import type {Transport} from '../transport/types.js'
 
@@ -223,3 +223,28 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
   }
 }
 
+
+/**
+ * Finish without a confirmation step, for workflows that already have the user's go-ahead
+ * (create): read, generate, and apply if anything changed.
+ */
+export async function finishUnattended(o: {
+  transport: Transport
+  controller: Controller
+  request: Omit<GenerateRequest, 'current'>
+  signal?: AbortSignal
+  report?: (m: string) => void
+}): Promise<{plan: FinishPlan; result?: ApplyResult}> {
+  const state = await readClusterState(o.transport, o.controller)
+  const {generated} = generateFromLimits({...o.request, current: state.currentConf})
+  const plan = planFinish({
+    currentConf: state.currentConf,
+    newConf: generated.slurmConf,
+    currentGres: state.currentGres,
+    newGres: generated.gresConf,
+    confPath: o.controller.confPath,
+  })
+  if (!plan.changed) return {plan}
+  const result = await applyFinish({transport: o.transport, controller: o.controller, plan, generated, state, force: false, signal: o.signal, report: o.report})
+  return {plan, result}
+}

@@ -1,0 +1,20 @@
+// The three node programs share one shape: a hidden command taking Slurm's hostlist argument.
+import {Args, Command} from '@oclif/core'
+
+import {type NodeProgram, runNodeProgram} from '../../lib/tasks/node-programs.js'
+
+export function nodeProgramCommand(program: NodeProgram, summary: string) {
+  return class extends Command {
+    static hidden = true
+    static summary = summary
+    static description = `${summary}. Run by slurmctld on the management node (power saving); logs to the elastic log.`
+    static args = {hostlist: Args.string({required: true, description: 'Slurm hostlist, e.g. demo-c5-xlarge-[0001-0004]'})}
+
+    async run() {
+      const {args} = await this.parse()
+      const outcomes = await runNodeProgram(program, args.hostlist)
+      // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
+      if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) this.exit(1)
+    }
+  }
+}

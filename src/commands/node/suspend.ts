@@ -1,0 +1,3 @@
+import {nodeProgramCommand} from './program.js'
+
+export default nodeProgramCommand('suspend', 'Stop compute nodes (Slurm SuspendProgram)')

@@ -1,0 +1,178 @@
+// The local node driver: each compute node is a slurmd process on this machine.
+// - own time namespace, CLOCK_BOOTTIME moved back by the host's uptime, so the node "booted" just now
+//   (Slurm refuses a powered-up node whose boot time is older than the power-up request);
+// - own UTS namespace, so `hostname` in a job prints the node's name;
+// - own port and spool/log/pid files (slurm.conf's Port= and %n do that);
+// - started detached with absolute paths (slurmctld runs us with a minimal PATH), stopped for sure:
+//   SIGTERM, then SIGKILL after a grace period, until the process is gone and its port is free.
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {spawnDetached} from '../../tools/exec.js'
+import type {NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
+
+export interface LocalDriverOptions {
+  /** Where citc keeps one pid file per running node. */
+  runDir: string
+  confPath: string
+  logDir: string
+  slurmd: string
+  unshare: string
+  /** Seconds to wait for slurmd to be up (its pid file written, the process alive). */
+  startTimeoutS: number
+  /** Seconds between SIGTERM and SIGKILL. */
+  stopGraceS: number
+  /** Slurm's SlurmdPidFile pattern with %n. */
+  slurmdPidFile: string
+}
+
+export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
+  runDir: '/run/citc/nodes',
+  confPath: '/etc/slurm/slurm.conf',
+  logDir: '/var/log/citc/nodes',
+  slurmd: '/usr/sbin/slurmd',
+  unshare: '/usr/bin/unshare',
+  startTimeoutS: 15,
+  stopGraceS: 10,
+  slurmdPidFile: '/run/slurmd-%n.pid',
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  // A zombie is gone for our purposes (it holds no port, runs nothing).
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim())
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function hostUptimeSeconds(): number {
+  return Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]))
+}
+
+/** Node names are ours (cluster id, shape, number): still, refuse anything that could be a path. */
+const SAFE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDriver {
+  const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}
+  const pidFile = (name: string) => join(o.runDir, `${name}.pid`)
+  const slurmdPid = (name: string) => readPid(o.slurmdPidFile.replace('%n', name))
+
+  async function start(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
+    const {name} = node
+    if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
+    const existing = readPid(pidFile(name))
+    if (existing && pidAlive(existing)) {
+      log(`${name}: already running (pid ${existing})`)
+      return {name, ok: true}
+    }
+    mkdirSync(o.runDir, {recursive: true})
+    mkdirSync(o.logDir, {recursive: true})
+    // The node must "boot" after the power-up request: let the request's second pass first.
+    await sleep(1100)
+    const offset = hostUptimeSeconds()
+    const argv = [
+      '--fork',
+      '--kill-child',
+      '--time',
+      `--boottime=-${offset}`,
+      '--uts',
+      '--',
+      '/bin/sh',
+      '-c',
+      'hostname "$1" && exec "$2" -D -N "$1" -f "$3"',
+      'citc-node',
+      name,
+      o.slurmd,
+      o.confPath,
+    ]
+    const outLog = join(o.logDir, `${name}.out`)
+    const pid = spawnDetached(o.unshare, argv, {logFile: outLog})
+    writeFileSync(pidFile(name), `${pid}\n`)
+    log(`${name}: started slurmd (launcher pid ${pid}, boot offset -${offset}s)`)
+
+    const deadline = Date.now() + o.startTimeoutS * 1000
+    while (Date.now() < deadline) {
+      if (!pidAlive(pid)) break
+      const sp = slurmdPid(name)
+      if (sp && pidAlive(sp)) {
+        log(`${name}: slurmd is up (pid ${sp})`)
+        return {name, ok: true}
+      }
+      await sleep(200)
+    }
+    const tail = lastLines(outLog, 3)
+    await stop(node, log)
+    const why = pidAlive(pid) ? `slurmd did not start within ${o.startTimeoutS} s` : 'slurmd exited at start'
+    return {name, ok: false, error: `${why}${tail ? `: ${tail}` : ''}`}
+  }
+
+  async function stop(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
+    const {name} = node
+    if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
+    const pids = [slurmdPid(name), readPid(pidFile(name))].filter((p): p is number => p !== undefined && pidAlive(p))
+    for (const p of pids) signal(p, 'SIGTERM')
+    const deadline = Date.now() + o.stopGraceS * 1000
+    while (pids.some(pidAlive) && Date.now() < deadline) await sleep(200)
+    // slurmd sometimes ignores SIGTERM while a job is torn down: make sure.
+    for (const p of pids.filter(pidAlive)) {
+      log(`${name}: pid ${p} ignored SIGTERM for ${o.stopGraceS} s, sending SIGKILL`)
+      signal(p, 'SIGKILL')
+    }
+    const killDeadline = Date.now() + 5000
+    while (pids.some(pidAlive) && Date.now() < killDeadline) await sleep(100)
+    const left = pids.filter(pidAlive)
+    if (left.length > 0) return {name, ok: false, error: `process ${left.join(', ')} would not die`}
+    rmSync(pidFile(name), {force: true})
+    log(`${name}: stopped`)
+    return {name, ok: true}
+  }
+
+  return {
+    resume: (nodes, log) => Promise.all(nodes.map((n) => start(n, log))),
+    suspend: (nodes, log) => Promise.all(nodes.map((n) => stop(n, log))),
+    async running() {
+      if (!existsSync(o.runDir)) return []
+      return readdirSync(o.runDir)
+        .filter((f) => f.endsWith('.pid'))
+        .map((f) => f.slice(0, -4))
+        .filter((n) => {
+          const p = readPid(pidFile(n))
+          return p !== undefined && pidAlive(p)
+        })
+    },
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals) {
+  try {
+    process.kill(pid, sig)
+  } catch {
+    // already gone
+  }
+}
+
+function lastLines(file: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-n).join(' | ')
+  } catch {
+    return ''
+  }
+}

@@ -1,0 +1,203 @@
+// `citc create --provider local`: this machine becomes the management node of an elastic Slurm
+// cluster whose compute nodes are slurmd processes started on demand. The same management playbook
+// that cloud management nodes run, with a local connection; then finish with the chosen limits.
+// Every step is journaled: a re-run converges, `--resume` skips what is done.
+import {writeFileSync} from 'node:fs'
+import {hostname} from 'node:os'
+import {join} from 'node:path'
+
+import {Journal} from '../cluster/journal.js'
+import {withLock} from '../cluster/lock.js'
+import {clusterRegistry} from '../cluster/registry.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+import {CitcError} from '../errors.js'
+import {confirmOrRefuse, type Io} from '../io.js'
+import {checkPreflight, gatherFacts} from '../providers/local/preflight.js'
+import {Controller} from '../slurm/controller.js'
+import {runPlaybook} from '../tools/ansible.js'
+import {run, which} from '../tools/exec.js'
+import {localTransport} from '../transport/local.js'
+import type {Transport} from '../transport/types.js'
+import {withLog} from '../transport/logged.js'
+import {finishUnattended, generateFromLimits} from './finish.js'
+import {requestFor} from './finish-flow.js'
+import {taskList, withInterrupts} from './listr.js'
+
+export const LOCAL_CONF_PATH = '/mnt/shared/etc/slurm/slurm.conf'
+
+export interface CreateLocalInput {
+  name: string
+  limitsText: string
+  limitsFile: string
+  suspendTime: number
+  force: boolean
+  resume: boolean
+  /** The citc package on this machine: its bin/run.js runs the node programs, its playbooks/ configure. */
+  packageRoot: string
+}
+
+const STEPS = ['register', 'ansible', 'playbook', 'finish'] as const
+
+export async function createLocal(io: Io, input: CreateLocalInput, dataDir: string) {
+  const registry = clusterRegistry(dataDir)
+  // Validate the limits before anything else (exit 3, nothing changed).
+  generateFromLimits({provider: 'local', clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
+  const notes = checkPreflight(await gatherFacts(), input.name, input.force)
+  for (const n of notes) io.note(n)
+
+  const exists = registry.has(input.name)
+  if (exists && registry.get(input.name).provider !== 'local') {
+    throw new CitcError('invalidInput', `cluster ${input.name} exists and is not a local cluster`, {hint: 'choose another --name'})
+  }
+  io.note(
+    `This machine (${hostname()}) becomes the management node of cluster ${input.name}: citc installs Slurm, munge, MariaDB and OpenLDAP ` +
+      'with apt, starts their services, and runs compute nodes as slurmd processes here.',
+  )
+  if (!exists) await confirmOrRefuse(io, `Create local cluster ${input.name} on this machine?`)
+
+  if (!exists) {
+    registry.create({
+      name: input.name,
+      provider: 'local',
+      createdAt: new Date().toISOString(),
+      origin: 'created',
+      mgmt: {host: 'localhost', port: 22, user: 'root', hostname: hostname()},
+      slurm: {confPath: LOCAL_CONF_PATH},
+      settings: {suspendTime: input.suspendTime},
+    })
+  }
+  const paths = registry.paths(input.name)
+  return withLock(paths.dir, 'citc create', () =>
+    withInterrupts(async (signal) => {
+      const journal = new Journal(paths.journal).load()
+      if (!input.resume && exists) journal.reset() // a plain re-run converges every step again
+      const record = registry.get(input.name)
+      writeFileSync(join(paths.dir, 'limits.yaml'), input.limitsText, {mode: 0o600})
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+      const ansibleLog = join(paths.logsDir, `ansible-${stamp}.log`)
+      const transport = withLog(localTransport(), join(paths.logsDir, `create-${stamp}.log`))
+      const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
+      const skip = (step: (typeof STEPS)[number]) => (input.resume && journal.done(step) ? 'done in an earlier run (--resume)' : false)
+      journal.markDone('register')
+      try {
+        await taskList(
+          [
+            {
+              title: 'Install Ansible (ansible-core) if missing',
+              skip: () => skip('ansible'),
+              task: async (_, task) => {
+                if (!(await which('ansible-playbook'))) {
+                  task.output = 'apt-get install -y ansible-core'
+                  await aptInstall(['ansible-core'], signal, ansibleLog)
+                }
+                journal.markDone('ansible')
+              },
+            },
+            {
+              title: 'Configure the management node (playbooks/management.yml)',
+              skip: () => skip('playbook'),
+              task: async (_, task) => {
+                const varsFile = join(paths.dir, 'ansible-vars.json')
+                writeFileSync(varsFile, JSON.stringify(playbookVars(record, input.packageRoot), null, 2), {mode: 0o600})
+                const r = await runPlaybook(localTransport(), {
+                  playbookPath: join(input.packageRoot, 'playbooks', 'management.yml'),
+                  extraVarsPath: varsFile,
+                  logFile: ansibleLog,
+                  onTask: (name) => {
+                    task.output = name
+                  },
+                  signal,
+                })
+                const stats = Object.values(r.recap)[0]
+                task.title = `Configure the management node (ok=${stats?.ok ?? 0} changed=${stats?.changed ?? 0})`
+                journal.markDone('playbook')
+              },
+              rendererOptions: {outputBar: 1},
+            },
+            {
+              title: 'Write slurm.conf from the limits and start slurmctld (finish)',
+              skip: () => skip('finish'),
+              task: async (_, task) => {
+                const {plan, result} = await finishUnattended({
+                  transport,
+                  controller,
+                  request: requestFor(record, input.limitsFile, input.limitsText),
+                  signal,
+                  report: (m) => {
+                    task.output = m
+                  },
+                })
+                if (!plan.changed && !(await controller.ping())) {
+                  task.output = 'starting slurmctld'
+                  await controller.restart()
+                  if (!(await controller.waitUp(60_000, {signal}))) throw new CitcError('remote', 'slurmctld does not answer')
+                }
+                task.title = plan.changed ? `Configuration applied (${result?.action})` : 'Configuration already up to date'
+                journal.markDone('finish')
+              },
+            },
+            {
+              title: `Accounting: the cluster and its default account "${record.name}" in slurmdbd`,
+              task: () => ensureAccount(transport, controller, record.name),
+            },
+          ],
+          io.renderer,
+        ).run()
+      } catch (error) {
+        if (signal.aborted) throw new CitcError('cancelled', 'create interrupted', {hint: `citc create --name ${input.name} --resume continues where it stopped`})
+        if (error instanceof CitcError) {
+          throw new CitcError(error.kind, error.message, {
+            hint: `${error.hint ? error.hint + '; then ' : ''}citc create --name ${input.name} --resume continues where it stopped (Ansible log: ${ansibleLog})`,
+            details: error.details,
+          })
+        }
+        throw error
+      } finally {
+        await transport.close()
+      }
+      io.log(
+        [
+          `Cluster ${input.name} is ready. This machine is its management node; compute nodes start when jobs need them`,
+          `and stop after ${input.suspendTime} s idle.`,
+          '',
+          `  citc status -c ${input.name}                       # the controller and every node`,
+          "  sbatch --wait -N2 --wrap 'srun hostname'   # as a regular user: runs on two elastic nodes",
+          `  citc destroy ${input.name}                        # take it all away again`,
+        ].join('\n'),
+      )
+      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, steps: journal.steps().map((s) => s.step)}
+    }),
+  )
+}
+
+/** The variables the management playbook takes (group_vars/all.yml documents them). */
+export function playbookVars(record: ClusterRecord, packageRoot: string) {
+  return {
+    provider: record.provider,
+    cluster_name: record.name,
+    citc_bin: join(packageRoot, 'bin', 'run.js'),
+    citc_node_bin: process.execPath,
+  }
+}
+
+async function aptInstall(packages: string[], signal: AbortSignal, logFile: string) {
+  const env = {DEBIAN_FRONTEND: 'noninteractive'}
+  const update = await run('apt-get', ['update', '-qq'], {env, signal, logFile})
+  if (update.exitCode !== 0) throw new CitcError('remote', `apt-get update failed: ${update.stderr.trim().split('\n').at(-1)}`)
+  const r = await run('apt-get', ['install', '-y', '-qq', ...packages], {env, signal, logFile})
+  if (r.exitCode !== 0) throw new CitcError('remote', `apt-get install ${packages.join(' ')} failed: ${r.stderr.trim().split('\n').at(-1)}`)
+}
+
+/**
+ * Users need an association to submit (AccountingStorageEnforce=associations): make sure slurmdbd
+ * knows the cluster and its default account, which `citc add-user` puts users under.
+ */
+async function ensureAccount(transport: Transport, controller: Controller, name: string) {
+  const sacctmgr = (args: string[]) => transport.run(controller.slurmArgv('sacctmgr', ['-i', ...args]), {timeoutMs: 60_000})
+  const clusters = await sacctmgr(['-n', '-P', 'show', 'cluster', 'format=cluster'])
+  if (!clusters.stdout.split('\n').includes(name)) await transport.check(controller.slurmArgv('sacctmgr', ['-i', 'add', 'cluster', name]))
+  const accounts = await sacctmgr(['-n', '-P', 'show', 'account', name, 'format=account'])
+  if (!accounts.stdout.split('\n').includes(name)) {
+    await transport.check(controller.slurmArgv('sacctmgr', ['-i', 'add', 'account', name, `Cluster=${name}`, `Description=citc cluster ${name}`, 'Organization=citc']))
+  }
+}

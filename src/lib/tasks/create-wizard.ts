@@ -1,0 +1,67 @@
+// What `citc create` needs, from flags or — on a terminal — a short wizard. Every question has a
+// flag; --yes takes the defaults; without a terminal nothing is asked.
+import {readFileSync} from 'node:fs'
+import {input, number, select} from '@inquirer/prompts'
+
+import {clusterRegistry} from '../cluster/registry.js'
+import {CLUSTER_NAME} from '../cluster/schema.js'
+import {InvalidInputError} from '../errors.js'
+import type {Io} from '../io.js'
+import {localCatalogue} from '../shapes/local.js'
+import {randomClusterName} from './names.js'
+
+export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
+
+export interface CreateFlags {
+  provider?: string
+  name?: string
+  limits?: string
+  'suspend-time': number
+  resume: boolean
+  force: boolean
+}
+
+export async function resolveCreateInput(io: Io, flags: CreateFlags, dataDir: string) {
+  const ask = io.interactive && !io.yes
+  const provider = flags.provider ?? (ask ? await select({message: 'Where should the cluster run?', choices: [{name: 'local — this machine, no cloud account', value: 'local'}]}) : 'local')
+
+  let name = flags.name
+  if (!name && flags.resume) {
+    const names = clusterRegistry(dataDir).names()
+    if (names.length === 1) name = names[0]
+  }
+  if (!name) name = ask ? await input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
+  if (!CLUSTER_NAME.test(name)) {
+    throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
+  }
+
+  let limitsText: string
+  let limitsFile: string
+  if (flags.limits) {
+    limitsFile = flags.limits
+    try {
+      limitsText = readFileSync(flags.limits, 'utf8')
+    } catch (error) {
+      throw new InvalidInputError([{where: '--limits', message: `cannot read ${flags.limits} (${(error as NodeJS.ErrnoException).code})`}])
+    }
+  } else if (ask) {
+    limitsFile = '(wizard)'
+    const lines: string[] = []
+    const catalogue = localCatalogue()
+    for (const shapeName of catalogue.names()) {
+      const shape = catalogue.get(shapeName)!
+      const count = await number({
+        message: `How many ${shapeName} nodes at most (${shape.coresPerSocket * shape.sockets} core(s), ${shape.realMemoryMiB} MiB each)?`,
+        default: shapeName === 'local.small' ? 4 : 0,
+        min: 0,
+        max: 64,
+      })
+      if (count) lines.push(`${shapeName}: ${count}`)
+    }
+    limitsText = lines.join('\n') + '\n'
+  } else {
+    limitsFile = '(default limits)'
+    limitsText = DEFAULT_LOCAL_LIMITS
+  }
+  return {provider, name, limitsText, limitsFile, suspendTime: flags['suspend-time'], force: flags.force, resume: flags.resume}
+}

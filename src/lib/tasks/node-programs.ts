@@ -1,0 +1,99 @@
+// `citc node resume|suspend|fail <hostlist>`: the programs slurmctld's power saving runs on the
+// management node (ResumeProgram, SuspendProgram, ResumeFailProgram). They read each node's
+// shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
+// step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
+// reason — so no job waits ResumeTimeout for a node that will never come.
+import {appendFileSync, mkdirSync, readFileSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import {localDriver} from '../providers/local/driver.js'
+import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
+import {Controller, type NodeState} from '../slurm/controller.js'
+import {expandHostlist} from '../slurm/hostlist.js'
+import {localTransport} from '../transport/local.js'
+
+/** What the management playbook wrote to /etc/citc/cluster.json. */
+export interface NodeHostConfig {
+  name: string
+  provider: string
+  confPath: string
+  elasticLog: string
+  /** Local provider: overrides for the driver (tests use private paths). */
+  local?: Record<string, unknown>
+}
+
+export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? '/etc/citc/cluster.json'): NodeHostConfig {
+  const raw = JSON.parse(readFileSync(path, 'utf8')) as Partial<NodeHostConfig>
+  return {
+    name: raw.name ?? 'citc',
+    provider: raw.provider ?? 'local',
+    confPath: raw.confPath ?? '/etc/slurm/slurm.conf',
+    elasticLog: raw.elasticLog ?? '/var/log/citc/elastic.log',
+    local: raw.local,
+  }
+}
+
+export function driverFor(cfg: NodeHostConfig): NodeDriver {
+  if (cfg.provider === 'local') return localDriver({confPath: cfg.confPath, ...cfg.local})
+  throw new Error(`no node driver for provider "${cfg.provider}" yet`)
+}
+
+export function elasticLogger(file: string, program: string) {
+  mkdirSync(dirname(file), {recursive: true})
+  return (message: string) => appendFileSync(file, `${new Date().toISOString()} ${program}[${process.pid}] ${message}\n`)
+}
+
+/** Features "shape=X,ad=N,arch=Y,…" → the node's spec. */
+export function specFromState(n: NodeState): NodeSpec {
+  const features = (n.features ?? '').split(',')
+  const get = (k: string) => features.find((f) => f.startsWith(k + '='))?.slice(k.length + 1)
+  const ad = get('ad')
+  return {name: n.name, shape: get('shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: get('arch')}
+}
+
+export type NodeProgram = 'resume' | 'suspend' | 'fail'
+
+export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = readNodeHostConfig(), driver = driverFor(cfg)) {
+  const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
+  const controller = new Controller(localTransport(), {confPath: cfg.confPath})
+  const names = expandHostlist(hostlist)
+  log(`${program} ${hostlist} (${names.length} node(s))`)
+  try {
+    const states = await controller.nodes(hostlist)
+    const known = new Map(states.map((s) => [s.name, s]))
+    const specs = names.map((name) => (known.has(name) ? specFromState(known.get(name)!) : {name, shape: 'unknown'}))
+    let outcomes: NodeOutcome[]
+    if (program === 'resume') {
+      outcomes = await driver.resume(specs, log)
+      const failed = outcomes.filter((o) => !o.ok)
+      for (const f of failed) log(`${f.name}: FAILED to start: ${f.error}`)
+      if (failed.length > 0) await reportFailedStarts(controller, failed, log)
+    } else {
+      // suspend, and fail (ResumeTimeout passed): make sure the machines are gone.
+      outcomes = await driver.suspend(specs, log)
+      for (const f of outcomes.filter((o) => !o.ok)) log(`${f.name}: FAILED to stop: ${f.error}`)
+    }
+    log(`${program} done: ${outcomes.filter((o) => o.ok).length} ok, ${outcomes.filter((o) => !o.ok).length} failed`)
+    return outcomes
+  } catch (error) {
+    log(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}`)
+    throw error
+  }
+}
+
+/**
+ * Tell Slurm at once: the node goes DOWN with the reason (its jobs are requeued to other nodes or
+ * wait with a visible reason), then it is powered down, so it returns to the pool as idle~.
+ */
+async function reportFailedStarts(controller: Controller, failed: NodeOutcome[], log: (m: string) => void) {
+  for (const f of failed) {
+    const reason = `citc: start failed: ${(f.error ?? 'unknown').replace(/\s+/g, ' ').slice(0, 200)}`
+    try {
+      await controller.update([`NodeName=${f.name}`, 'State=DOWN', `Reason=${reason}`])
+      await controller.update([`NodeName=${f.name}`, 'State=POWER_DOWN_FORCE'])
+      log(`${f.name}: reported to Slurm as DOWN ("${reason}") and powered down`)
+    } catch (error) {
+      log(`${f.name}: could not report the failure to Slurm: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+}

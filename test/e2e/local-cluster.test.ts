@@ -1,0 +1,140 @@
+// The whole local cluster on this machine, for real: citc create (Ansible, Slurm, munge, MariaDB,
+// slapd), a 2-node job as a non-root user on elastically started nodes, power-down after the idle
+// time, a failed node start reported at once, re-run converging, and destroy leaving nothing running.
+// Long: it installs and starts real services. Every wait is bounded.
+import {execFileSync, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {createServer, type Server} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {citc} from '../helpers/cli.js'
+import {lockSystem} from '../helpers/system-lock.js'
+
+const NAME = 'e2e'
+const USER = 'citcjob'
+const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
+const env = {CITC_DATA_DIR: join(work, 'data')}
+const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function sh(cmd: string, args: string[], opts: {user?: string; timeoutMs?: number} = {}) {
+  const argv = opts.user ? ['runuser', '-u', opts.user, '--', cmd, ...args] : [cmd, ...args]
+  const r = spawnSync(argv[0], argv.slice(1), {env: slurmEnv, encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000, cwd: '/tmp'})
+  return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => T | undefined | false): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
+    await sleep(1000)
+  }
+}
+
+const nodeState = (name: string) => /State=(\S+)/.exec(sh('scontrol', ['show', 'node', name]).stdout)?.[1] ?? ''
+const citcProcesses = () =>
+  readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map((p) => {
+      try {
+        return {pid: p, cmd: readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ')}
+      } catch {
+        return {pid: p, cmd: ''}
+      }
+    })
+    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd/.test(p.cmd))
+    // Other test files run their own slurmctld from a temp dir: not this cluster's.
+    .filter((p) => !p.cmd.includes('/tmp/'))
+
+let blocker: Server | undefined
+let release: (() => void) | undefined
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('the local-cluster e2e test must run as root (as CI does)')
+  const lock = await lockSystem('local-cluster e2e test')
+  release = () => lock.release()
+  // A regular user for the job; removed again in afterAll.
+  if (spawnSync('id', [USER]).status !== 0) execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', USER])
+})
+
+afterAll(async () => {
+  blocker?.close()
+  // If a test failed half-way, still take the cluster away.
+  if (existsSync(join(work, 'data', 'clusters', NAME))) await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
+  spawnSync('userdel', ['--remove', USER])
+  rmSync(work, {recursive: true, force: true})
+  release?.()
+})
+
+describe('a local cluster, end to end', () => {
+  it('create --provider local --yes leaves a running controller and every node powered down', async () => {
+    const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes'], {env, timeoutMs: 900_000})
+    if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    expect(r.stdout).toMatch(/Cluster e2e is ready/)
+    const status = await citc(['status', '-c', NAME, '--json'], {env})
+    expect(status.code).toBe(0)
+    const doc = status.json()
+    expect(doc.controller.up).toBe(true)
+    expect(doc.nodes.map((n: {name: string}) => n.name)).toEqual(['e2e-local-small-0001', 'e2e-local-small-0002', 'e2e-local-small-0003', 'e2e-local-small-0004'])
+    for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
+  }, 900_000)
+
+  it('runs a 2-node job as a regular user on two elastically started nodes', () => {
+    expect(sh('sacctmgr', ['-i', 'add', 'user', USER, `account=${NAME}`]).status).toBe(0)
+    const r = sh('sbatch', ['--wait', '-N2', '-o', '/tmp/citc-e2e-job-%j.out', '--wrap', 'srun hostname'], {user: USER, timeoutMs: 120_000})
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    const jobId = /Submitted batch job (\d+)/.exec(r.stdout)![1]
+    const out = readFileSync(`/tmp/citc-e2e-job-${jobId}.out`, 'utf8').trim().split('\n').sort()
+    rmSync(`/tmp/citc-e2e-job-${jobId}.out`)
+    expect(out).toHaveLength(2)
+    expect(new Set(out).size).toBe(2)
+    for (const h of out) expect(h).toMatch(/^e2e-local-small-000\d$/)
+    expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(/resume e2e-local-small-/)
+  }, 150_000)
+
+  it('powers the nodes down after the idle time', async () => {
+    await until('every node powered down', 150_000, () => ['0001', '0002', '0003', '0004'].every((n) => nodeState(`e2e-local-small-${n}`).includes('POWERED_DOWN')))
+    expect(citcProcesses().filter((p) => p.cmd.includes('slurmd -D'))).toEqual([])
+  }, 160_000)
+
+  it('reports a node that cannot start to Slurm at once, with the reason', async () => {
+    // Take node 0004's slurmd port, so its slurmd cannot start.
+    blocker = createServer()
+    await new Promise<void>((resolve) => blocker!.listen(17_004, '0.0.0.0', resolve))
+    const t0 = Date.now()
+    expect(sh('scontrol', ['update', 'NodeName=e2e-local-small-0004', 'State=POWER_UP']).status).toBe(0)
+    const reason = await until('the failure reported to Slurm', 60_000, () => {
+      const out = sh('scontrol', ['show', 'node', 'e2e-local-small-0004']).stdout
+      return /Reason=(citc: start failed[^\n]*)/.exec(out)?.[1]
+    })
+    expect(reason).toMatch(/citc: start failed/)
+    expect(Date.now() - t0).toBeLessThan(60_000) // far below ResumeTimeout
+    expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(/e2e-local-small-0004: FAILED to start/)
+    blocker.close()
+    blocker = undefined
+  }, 90_000)
+
+  it('re-running create converges and changes nothing', async () => {
+    const before = readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')
+    const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes', '--json'], {env, timeoutMs: 300_000})
+    if (r.code !== 0) throw new Error(`re-run failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).toBe(before)
+    const log = readFileSync(r.json().ansibleLog, 'utf8')
+    expect(log).toMatch(/changed=0\s/)
+  }, 300_000)
+
+  it('destroy leaves no daemon of the cluster running, and the cluster is gone', async () => {
+    const r = await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
+    if (r.code !== 0) throw new Error(`destroy failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    expect(r.stdout).toMatch(/stay installed/)
+    expect(citcProcesses()).toEqual([])
+    expect(existsSync('/mnt/shared/etc/slurm/slurm.conf')).toBe(false)
+    const status = await citc(['status', '-c', NAME], {env})
+    expect(status.code).toBe(5)
+  }, 300_000)
+})
