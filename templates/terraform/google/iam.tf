@@ -1,0 +1,57 @@
+# The management node's identity, used by the node programs (`citc node resume|suspend`), with only
+# what they need: a custom role (create and delete instances and their disks, set their metadata,
+# labels and tags, use the cluster's subnet, read images and zones), granted on the project under a
+# condition: instances and disks only when their name starts with "<cluster_id>-" (compute nodes are
+# named <cluster_id>-<shape>-NNNN), never the management node itself.
+
+# A deleted custom role keeps its ID for up to 44 days: a random suffix lets a cluster of the same
+# name be created again at once.
+resource "random_id" "role" {
+  byte_length = 3
+}
+
+resource "google_project_iam_custom_role" "node_programs" {
+  project     = var.project
+  role_id     = "citc_${replace(var.cluster_id, "-", "_")}_${random_id.role.hex}"
+  title       = "citc ${var.cluster_id} node programs"
+  description = "Start and stop the compute nodes of citc cluster ${var.cluster_id}"
+  permissions = [
+    "compute.instances.create",
+    "compute.instances.delete",
+    "compute.instances.get",
+    "compute.instances.list",
+    "compute.instances.setLabels",
+    "compute.instances.setMetadata",
+    "compute.instances.setTags",
+    "compute.disks.create",
+    "compute.subnetworks.use",
+    "compute.images.get",
+    "compute.images.getFromFamily",
+    "compute.images.list",
+    "compute.images.useReadOnly",
+    "compute.machineTypes.get",
+    "compute.zones.get",
+    "compute.zoneOperations.get",
+  ]
+}
+
+resource "google_service_account" "mgmt" {
+  account_id   = local.service_account_id
+  display_name = "citc ${var.cluster_id} management node"
+  description  = "The node programs of citc cluster ${var.cluster_id}"
+}
+
+resource "google_project_iam_member" "node_programs" {
+  project = var.project
+  role    = google_project_iam_custom_role.node_programs.id
+  member  = "serviceAccount:${google_service_account.mgmt.email}"
+
+  condition {
+    title       = "citc ${var.cluster_id} compute nodes only"
+    description = "Instances and disks named ${var.cluster_id}-*, except the management node"
+    expression = join(" || ", [
+      "!(resource.type in ['compute.googleapis.com/Instance', 'compute.googleapis.com/Disk'])",
+      "((resource.name.extract('/instances/{name}').startsWith('${var.cluster_id}-') || resource.name.extract('/disks/{name}').startsWith('${var.cluster_id}-')) && !resource.name.endsWith('/${var.cluster_id}-mgmt'))",
+    ])
+  }
+}
