@@ -6,19 +6,11 @@ import {runAddUser} from '../lib/tasks/add-user.js'
 export default class AddUser extends BaseCommand<typeof AddUser> {
   static summary = 'Add a user: a directory account with SSH keys, a home and a Slurm association'
 
-  static description = `Creates, on the cluster's management node: an LDAP entry (inetOrgPerson + posixAccount,
-uid from 10001 up, group users), a home on the shared filesystem (0700, from /etc/skel) with
-~/.ssh/authorized_keys, a random password stored only in ~/.password (readable by the user alone),
-and a Slurm accounting association (the account given with --account, by default one named after
-the cluster, created if missing). At the end the user must resolve on the management node.
+  static description = `Creates, on the cluster's management node: an LDAP entry (inetOrgPerson + posixAccount, uid from 10001 up, group users), a home on the shared filesystem (0700, from /etc/skel) with ~/.ssh/authorized_keys, a random password stored only in ~/.password (readable by the user alone), and a Slurm accounting association (the account given with --account, by default one named after the cluster, created if missing). At the end the user must resolve on the management node.
 
---key is repeatable and takes a public key ("ssh-ed25519 AAAA… comment"), a path to a .pub file, or
-an https:// or file:// URL such as https://github.com/NAME.keys. Every key is parsed; DSA keys and
-RSA keys under 2048 bits are refused, and so is a URL that fails, times out or returns no keys.
+--key is repeatable and takes a public key ("ssh-ed25519 AAAA… comment"), a path to a .pub file, or an https:// or file:// URL such as https://github.com/NAME.keys. Every key is parsed; DSA keys and RSA keys under 2048 bits are refused, and so is a URL that fails, times out or returns no keys.
 
-Everything is checked before anything is changed; if a step fails afterwards, what was made is
-undone. With --from, every user of the file is checked first, and the file is added all or nothing.
-users.yaml is a list of {username, firstName, surname, keys: [...], account?}.`
+Everything is checked before anything is changed; if a step fails afterwards, what was made is undone. With --from, every user of the file is checked first, and the file is added all or nothing. users.yaml is a list of {username, firstName, surname, keys: [...], account?}.`
 
   static examples = [
     {description: 'A user with their GitHub keys', command: '<%= config.bin %> add-user alice --first-name Alice --surname Liddell --key https://github.com/alice.keys'},

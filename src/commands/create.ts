@@ -7,13 +7,9 @@ import {createLocal} from '../lib/tasks/create-local.js'
 export default class Create extends BaseCommand<typeof Create> {
   static summary = 'Create an elastic Slurm cluster (provider local: on this machine, no cloud needed)'
 
-  static description = `With --provider local (the default), this machine becomes the cluster's management node:
-citc installs Slurm, munge, MariaDB (accounting) and OpenLDAP (users) with apt and Ansible, writes
-slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs
-need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
+  static description = `With --provider local (the default), this machine becomes the cluster's management node: citc installs Slurm, munge, MariaDB (accounting) and OpenLDAP (users) with apt and Ansible, writes slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
 
-On a terminal, a short wizard asks what no flag says; --yes takes the defaults. Re-running create
-converges (changes nothing that is right); --resume continues after a failure or Ctrl-C.`
+On a terminal, a short wizard asks what no flag says; --yes takes the defaults. Re-running create converges (changes nothing that is right); --resume continues after a failure or Ctrl-C.`
 
   static examples = [
     {description: 'A local cluster with the defaults (4 small nodes)', command: '<%= config.bin %> create --provider local --yes'},

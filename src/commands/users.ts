@@ -4,9 +4,7 @@ import {runListUsers} from '../lib/tasks/users.js'
 export default class Users extends BaseCommand<typeof Users> {
   static summary = 'List the cluster’s users: login name, uid, name, home, SSH keys and Slurm account'
 
-  static description = `Reads the cluster's directory on the management node (the people citc add-user made, and any
-other posixAccount under its People unit), counts the keys in each ~/.ssh/authorized_keys, and
-asks Slurm's accounting for each user's default account.`
+  static description = `Reads the cluster's directory on the management node (the people citc add-user made, and any other posixAccount under its People unit), counts the keys in each ~/.ssh/authorized_keys, and asks Slurm's accounting for each user's default account.`
 
   static examples = [
     {description: 'The users of the only cluster', command: '<%= config.bin %> users'},

@@ -101,8 +101,9 @@ export function classify(err: Error & {exitCode?: number; oclif?: {exit?: number
   if (err instanceof CitcError) return {code: err.exitCode, kind: err.kind, hint: err.hint, details: err.details}
   if (err instanceof Errors.ExitError) return {code: err.oclif.exit ?? 1, kind: 'exit'}
   if (err.name === 'ExitPromptError' || err.name === 'AbortPromptError') return {code: EXIT_CODES.cancelled, kind: 'cancelled'}
-  // Parse errors from oclif (unknown flags, missing args, bad option values).
-  if (err.constructor?.name?.endsWith('Error') && 'parse' in err) {
+  // Parse errors from oclif (unknown flags, missing args, bad option values), and a flag's own
+  // parser refusing its value (Flags.integer with min/max: "Parsing --port …").
+  if ((err.constructor?.name?.endsWith('Error') && 'parse' in err) || (err instanceof Errors.CLIError && /^Parsing --[\w-]+ /.test(err.message))) {
     return {code: EXIT_CODES.usage, kind: 'usage', hint: 'see --help for the flags and arguments this command takes'}
   }
   return {code: EXIT_CODES.unexpected, kind: 'unexpected', hint: 'run again with --verbose and report the output'}

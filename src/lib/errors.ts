@@ -16,8 +16,8 @@ export type ErrorKind = Exclude<keyof typeof EXIT_CODES, 'ok'>
 export const EXIT_CODE_HELP = `EXIT CODES
   0    success
   1    unexpected error (a bug: please report it with --verbose output)
-  2    usage error (unknown flag, missing argument)
-  3    invalid input (limits.yaml, cluster.yaml, a flag's value); nothing was changed
+  2    usage error (unknown flag, missing argument, a flag value of the wrong type or range)
+  3    invalid input (limits.yaml, cluster.yaml, users.yaml, SSH keys, a file a flag names); nothing was changed
   4    a remote step or tool failed (after any rollback)
   5    no such cluster
   130  cancelled (Ctrl-C, or a confirmation answered no)`

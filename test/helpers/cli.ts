@@ -20,7 +20,8 @@ export function citc(args: string[], opts: {env?: NodeJS.ProcessEnv; timeoutMs?:
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
-      env: {...process.env, CI: 'true', NO_COLOR: '1', ...opts.env},
+      // NODE_ENV=test (vitest's) would make oclif load src/*.ts instead of the build: run what users run.
+      env: {...process.env, CI: 'true', NO_COLOR: '1', NODE_ENV: 'production', ...opts.env},
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     let stdout = ''

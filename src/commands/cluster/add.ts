@@ -7,10 +7,7 @@ import {addCluster} from '../../lib/tasks/cluster-add.js'
 export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
   static summary = 'Register a Slurm cluster that exists already, so citc can manage it'
 
-  static description = `The management node must be reachable over SSH and have the CitC layout (slurm.conf
-at /mnt/shared/etc/slurm/slurm.conf unless --conf-path says otherwise). Its SSH host key is shown for
-you to confirm — or given with --host-key-fingerprint — and pinned: citc refuses to connect if it
-ever changes. The private key is copied into the cluster's state (mode 0600).`
+  static description = `The management node must be reachable over SSH and have the CitC layout (slurm.conf at /mnt/shared/etc/slurm/slurm.conf unless --conf-path says otherwise). Its SSH host key is shown for you to confirm — or given with --host-key-fingerprint — and pinned: citc refuses to connect if it ever changes. The private key is copied into the cluster's state (mode 0600).`
 
   static examples = [
     '<%= config.bin %> cluster add prod --host 203.0.113.10 --user citc --key ~/.ssh/citc --provider aws',

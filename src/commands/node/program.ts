@@ -8,6 +8,7 @@ export function nodeProgramCommand(program: NodeProgram, summary: string) {
     static hidden = true
     static summary = summary
     static description = `${summary}. Run by slurmctld on the management node (power saving); logs to the elastic log.`
+    static examples = [`<%= config.bin %> node ${program} demo-c5-xlarge-[0001-0004]`]
     static args = {hostlist: Args.string({required: true, description: 'Slurm hostlist, e.g. demo-c5-xlarge-[0001-0004]'})}
 
     async run() {

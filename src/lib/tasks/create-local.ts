@@ -155,14 +155,18 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       } finally {
         await transport.close()
       }
+      const next: Array<[string, string]> = [
+        [`citc status -c ${input.name}`, 'the controller and every node'],
+        [`citc add-user NAME --key ~/.ssh/id_ed25519.pub -c ${input.name}`, 'a directory user who can submit jobs'],
+        ["sbatch --wait -N2 --wrap 'srun hostname'", 'runs on two nodes started for it'],
+        [`citc destroy ${input.name}`, 'take it all away again'],
+      ]
+      const width = Math.max(...next.map(([c]) => c.length))
       io.log(
         [
           `Cluster ${input.name} is ready. This machine is its management node; compute nodes start when jobs need them`,
-          `and stop after ${input.suspendTime} s idle.`,
-          '',
-          `  citc status -c ${input.name}                       # the controller and every node`,
-          "  sbatch --wait -N2 --wrap 'srun hostname'   # as a regular user: runs on two elastic nodes",
-          `  citc destroy ${input.name}                        # take it all away again`,
+          `and stop after ${input.suspendTime} s idle. Next:`,
+          ...next.map(([c, why]) => `  ${c.padEnd(width)}  # ${why}`),
         ].join('\n'),
       )
       return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, steps: journal.steps().map((s) => s.step)}

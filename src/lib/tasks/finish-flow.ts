@@ -56,7 +56,10 @@ export function previewDocument(provider: Provider, clusterId: string, g: Genera
 }
 
 export async function runFinish(io: Io, flags: FinishFlags, dataDir: string) {
-  if (flags.provider) return preview(io, flags)
+  if (flags.provider) {
+    if (!flags['dry-run']) throw usageError('--provider previews a configuration without a cluster: add --dry-run', 'to change a cluster, use -c NAME instead of --provider')
+    return preview(io, flags)
+  }
   if (flags['output-dir']) throw usageError('--output-dir goes with --provider (a preview without a cluster)')
 
   const registry = clusterRegistry(dataDir)
@@ -75,8 +78,10 @@ export async function runFinish(io: Io, flags: FinishFlags, dataDir: string) {
 
 function preview(io: Io, flags: FinishFlags) {
   const provider = flags.provider as Provider
-  const mgmt = flags['mgmt-shape'] ? {shape: flags['mgmt-shape'], ad: flags['mgmt-ad']} : undefined
-  if (mgmt && provider !== 'oracle') throw usageError('--mgmt-shape and --mgmt-ad are for --provider oracle only')
+  const given = [flags['mgmt-shape'], flags['mgmt-ad']].filter((v) => v !== undefined).length
+  if (given > 0 && provider !== 'oracle') throw usageError('--mgmt-shape and --mgmt-ad are for --provider oracle only')
+  if (given === 1) throw usageError('give both --mgmt-shape and --mgmt-ad (the management node uses one unit of that shape in that AD), or neither')
+  const mgmt = given === 2 ? {shape: flags['mgmt-shape']!, ad: flags['mgmt-ad']} : undefined
   const {generated} = generateFromLimits({
     provider,
     clusterId: flags['cluster-id'],

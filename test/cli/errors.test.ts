@@ -1,0 +1,143 @@
+// How citc fails, as scripts see it: the exit codes of design.md (2 usage, 3 invalid input, 5 no such
+// cluster), and under --json exactly one JSON document on stdout, {error: {kind, message, exitCode,
+// hint?}}, with the same exit code as without --json.
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {EXIT_CODES} from '../../src/lib/errors.js'
+import {type CliResult, cliSandbox, limited} from './support.js'
+
+const sandbox = cliSandbox('errors')
+afterAll(() => sandbox.cleanup())
+const {run} = sandbox
+
+interface ErrorDoc {
+  error: {kind: string; message: string; exitCode: number; hint?: string; [k: string]: unknown}
+}
+
+/** stdout is one JSON document and nothing else (no log lines before or after it). */
+function onlyJson(r: CliResult): ErrorDoc {
+  // JSON.parse of the whole of stdout: a second document or a stray log line would not parse.
+  const doc = r.json<ErrorDoc>()
+  expect(doc !== null && typeof doc === 'object' && !Array.isArray(doc), r.stdout).toBe(true)
+  return doc
+}
+
+/** Runs `args` with and without --json: same exit code, a plain message on stderr, one JSON error on stdout. */
+async function bothWays(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const [plain, json] = await Promise.all([run(args, env), run([...args, '--json'], env)])
+  expect(json.code, `--json changed the exit code of citc ${args.join(' ')}`).toBe(plain.code)
+  expect(plain.stdout, 'an error prints nothing on stdout').toBe('')
+  expect(plain.stderr).toMatch(/^Error: /)
+  const doc = onlyJson(json)
+  expect(json.stderr, 'under --json nothing goes to stderr').toBe('')
+  expect(Object.keys(doc)).toEqual(['error'])
+  expect(doc.error).toMatchObject({kind: expect.any(String), message: expect.any(String), exitCode: json.code})
+  expect(doc.error.message.length).toBeGreaterThan(0)
+  if ('hint' in doc.error) {
+    expect(typeof doc.error.hint).toBe('string')
+    expect(plain.stderr).toContain(`Try: ${doc.error.hint}`)
+  }
+  // The message a person reads is the message a script reads.
+  expect(plain.stderr).toContain(doc.error.message.split('\n')[0])
+  return {plain, json, doc}
+}
+
+describe('usage errors: exit 2', () => {
+  it('an unknown flag is named', async () => {
+    const {plain, doc} = await bothWays(['finish', '--frobnicate'])
+    expect(plain.code).toBe(EXIT_CODES.usage)
+    expect(plain.stderr).toContain('--frobnicate')
+    expect(doc.error).toMatchObject({kind: 'usage', exitCode: 2})
+    expect(doc.error.message).toContain('--frobnicate')
+    expect(doc.error.hint).toBeTruthy()
+  })
+
+  it('a missing required argument, or required flags', async () => {
+    const [arg, flags] = await Promise.all([bothWays(['cluster', 'remove']), bothWays(['cluster', 'add', 'prod'])])
+    expect(arg.plain.code).toBe(2)
+    expect(arg.doc.error.kind).toBe('usage')
+    expect(arg.plain.stderr).toMatch(/Missing 1 required arg/)
+    expect(flags.plain.code).toBe(2)
+    expect(flags.doc.error.kind).toBe('usage')
+    for (const f of ['host', 'user', 'key', 'provider']) expect(flags.plain.stderr).toMatch(new RegExp(`Missing required flag ${f}\\b`))
+  })
+
+  it('a value that is not one of the flag’s options', async () => {
+    const {plain, doc} = await bothWays(['finish', '--dry-run', '--provider', 'azure', '--limits', 'examples/limits-aws.yaml'])
+    expect(plain.code).toBe(2)
+    expect(doc.error.kind).toBe('usage')
+    expect(doc.error.message).toContain('azure')
+  })
+
+  it('a flag value oclif cannot parse (an integer below its minimum, or not a number) is a usage error, not "unexpected"', async () => {
+    const results = await Promise.all([
+      bothWays(['finish', '--dry-run', '--provider', 'oracle', '--limits', 'examples/limits-oracle.yaml', '--mgmt-shape', 'VM.Standard2.1', '--mgmt-ad', '0']),
+      bothWays(['create', '--suspend-time', 'soon']),
+    ])
+    for (const {plain, doc} of results) {
+      expect(plain.stderr).not.toMatch(/report/i) // not presented as a bug in citc
+      expect(doc.error.kind).toBe('usage')
+      expect(plain.code).toBe(EXIT_CODES.usage)
+    }
+  })
+})
+
+describe('invalid input: exit 3', () => {
+  it('invalid limits, with the location in file:line:col', async () => {
+    const file = join(sandbox.tmp, 'bad-limits.yaml')
+    writeFileSync(file, 'c5.xlarge: 2\nc5.xlarg: 4\n')
+    const {plain, doc} = await bothWays(['finish', '--dry-run', '--provider', 'aws', '--cluster-id', 'demo', '--limits', file])
+    expect(plain.code).toBe(EXIT_CODES.invalidInput)
+    expect(doc.error.kind).toBe('invalidInput')
+    expect(plain.stderr).toContain(`${file}:2:1`)
+    expect(doc.error.problems).toEqual([expect.objectContaining({where: `${file}:2:1`, message: expect.stringContaining('c5.xlarge')})])
+  })
+})
+
+describe('no such cluster: exit 5', () => {
+  it('status -c nope', async () => {
+    const {plain, doc} = await bothWays(['status', '-c', 'nope'])
+    expect(plain.code).toBe(EXIT_CODES.noCluster)
+    expect(doc.error.kind).toBe('noCluster')
+    expect(doc.error.message).toContain('nope')
+  })
+
+  it('CITC_CLUSTER selects the cluster (and an unknown one is named)', async () => {
+    const results = await limited(3, [
+      () => bothWays(['status'], {CITC_CLUSTER: 'ghost'}),
+      () => bothWays(['nodes'], {CITC_CLUSTER: 'ghost'}),
+      () => bothWays(['finish', '--dry-run', '--limits', 'examples/limits-aws.yaml'], {CITC_CLUSTER: 'ghost'}),
+    ])
+    for (const {plain, doc} of results) {
+      expect(plain.code).toBe(5)
+      expect(plain.stderr).toContain('"ghost"')
+      expect(doc.error).toMatchObject({kind: 'noCluster', exitCode: 5})
+      expect(doc.error.message).toContain('ghost')
+    }
+    // -c wins over the environment.
+    const flag = await run(['status', '-c', 'other'], {CITC_CLUSTER: 'ghost'})
+    expect(flag.code).toBe(5)
+    expect(flag.stderr).toContain('"other"')
+    expect(flag.stderr).not.toContain('ghost')
+  })
+
+  it('no cluster at all: exit 5 with a hint to create or register one', async () => {
+    const {plain, doc} = await bothWays(['status'])
+    expect(plain.code).toBe(5)
+    expect(doc.error.hint).toMatch(/citc create/)
+    expect(doc.error.hint).toMatch(/citc cluster add/)
+  })
+})
+
+describe('success under --json', () => {
+  it('cluster list with an empty data dir: {clusters: []}', async () => {
+    const [json, plain] = await Promise.all([run(['cluster', 'list', '--json']), run(['cluster', 'list'])])
+    expect(json.code).toBe(0)
+    expect(json.json()).toEqual({clusters: []})
+    expect(json.stderr).toBe('')
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(/No clusters/)
+  })
+})
