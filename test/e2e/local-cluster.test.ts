@@ -46,7 +46,7 @@ const citcProcesses = () =>
         return {pid: p, cmd: ''}
       }
     })
-    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd/.test(p.cmd))
+    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook/.test(p.cmd))
     // Other test files run their own slurmctld from a temp dir: not this cluster's.
     .filter((p) => !p.cmd.includes('/tmp/'))
 
@@ -71,9 +71,33 @@ afterAll(async () => {
 })
 
 describe('a local cluster, end to end', () => {
-  it('create --provider local --yes leaves a running controller and every node powered down', async () => {
-    const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes'], {env, timeoutMs: 900_000})
-    if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+  it('create stops cleanly on Ctrl-C during the playbook, and --resume continues', async () => {
+    let interrupted = false
+    const first = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes'], {
+      env,
+      timeoutMs: 900_000,
+      onSpawn: (child) => {
+        // As Ctrl-C would: SIGINT once Ansible has started a few tasks.
+        let seen = ''
+        child.stdout!.on('data', (d) => {
+          seen += d
+          if (!interrupted && /Configure the management node[\s\S]*\n.*›/.test(seen)) {
+            interrupted = true
+            setTimeout(() => child.kill('SIGINT'), 2000)
+          }
+        })
+      },
+    })
+    expect(interrupted).toBe(true)
+    expect(first.code).toBe(130)
+    expect(first.stderr).toMatch(/--resume continues/)
+    expect(citcProcesses().filter((p) => p.cmd.includes('ansible'))).toEqual([])
+    const journal = readFileSync(join(work, 'data', 'clusters', NAME, 'journal'), 'utf8')
+    expect(journal).toMatch(/"register"/)
+    expect(journal).not.toMatch(/"playbook"/)
+
+    const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--resume', '--yes'], {env, timeoutMs: 900_000})
+    if (r.code !== 0) throw new Error(`create --resume failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
     expect(r.stdout).toMatch(/Cluster e2e is ready/)
     const status = await citc(['status', '-c', NAME, '--json'], {env})
     expect(status.code).toBe(0)

@@ -1,6 +1,6 @@
 // Runs the built citc (bin/run.js → dist) as a user would: a child process, no TTY, exit code and
 // output captured. `npm test` builds first.
-import {spawn} from 'node:child_process'
+import {type ChildProcess, spawn} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -15,7 +15,17 @@ export interface CliResult {
   json<T = any>(): T
 }
 
-export function citc(args: string[], opts: {env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string} = {}): Promise<CliResult> {
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv
+  timeoutMs?: number
+  input?: string
+  /** Called with the child as soon as it runs (to signal it, as Ctrl-C would). */
+  onSpawn?: (child: ChildProcess) => void
+  /** Called with every chunk of stdout and stderr. */
+  onOutput?: (chunk: string) => void
+}
+
+export function citc(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)')
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
@@ -26,8 +36,15 @@ export function citc(args: string[], opts: {env?: NodeJS.ProcessEnv; timeoutMs?:
     })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
+    opts.onSpawn?.(child)
+    child.stdout.on('data', (d) => {
+      stdout += d
+      opts.onOutput?.(String(d))
+    })
+    child.stderr.on('data', (d) => {
+      stderr += d
+      opts.onOutput?.(String(d))
+    })
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`citc ${args.join(' ')} did not finish in ${opts.timeoutMs ?? 120_000} ms\n${stdout}\n${stderr}`))
