@@ -13,7 +13,7 @@ import {citc} from '../helpers/cli.js'
 import {lockSystem} from '../helpers/system-lock.js'
 
 const NAME = 'e2e'
-const USER = 'citcjob'
+const USER = 'alice'
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const env = {CITC_DATA_DIR: join(work, 'data')}
 const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
@@ -57,15 +57,15 @@ beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('the local-cluster e2e test must run as root (as CI does)')
   const lock = await lockSystem('local-cluster e2e test')
   release = () => lock.release()
-  // A regular user for the job; removed again in afterAll.
-  if (spawnSync('id', [USER]).status !== 0) execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', USER])
+  if (spawnSync('getent', ['passwd', USER]).status === 0) throw new Error(`a user ${USER} exists on this machine already: this test creates one`)
+  // The directory user's SSH key (citc add-user checks it with a real parser).
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'alice@e2e', '-f', join(work, 'alice')])
 })
 
 afterAll(async () => {
   blocker?.close()
   // If a test failed half-way, still take the cluster away.
   if (existsSync(join(work, 'data', 'clusters', NAME))) await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
-  spawnSync('userdel', ['--remove', USER])
   rmSync(work, {recursive: true, force: true})
   release?.()
 })
@@ -107,8 +107,31 @@ describe('a local cluster, end to end', () => {
     for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
   }, 900_000)
 
-  it('runs a 2-node job as a regular user on two elastically started nodes', () => {
-    expect(sh('sacctmgr', ['-i', 'add', 'user', USER, `account=${NAME}`]).status).toBe(0)
+  it('add-user makes a directory user with keys, home and a Slurm association', async () => {
+    const r = await citc(['add-user', USER, '--first-name', 'Alice', '--surname', 'Liddell', '--key', join(work, 'alice.pub'), '-c', NAME, '--json'], {env})
+    if (r.code !== 0) throw new Error(`add-user failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    const user = r.json().users[0]
+    expect(user).toMatchObject({username: USER, gid: 100, home: `/mnt/shared/home/${USER}`, account: NAME})
+    expect(user.uid).toBeGreaterThanOrEqual(10001)
+    // NSS (nslcd) resolves the directory user on this machine, the management node and every local node.
+    expect(sh('getent', ['passwd', USER]).stdout).toMatch(new RegExp(`^${USER}:[^:]*:${user.uid}:100:.*:/mnt/shared/home/${USER}:/bin/bash`))
+    const mode = (p: string) => (execFileSync('stat', ['-c', '%a %u', p], {encoding: 'utf8'}).trim())
+    expect(mode(`/mnt/shared/home/${USER}`)).toBe(`700 ${user.uid}`)
+    expect(mode(`/mnt/shared/home/${USER}/.ssh/authorized_keys`)).toBe(`600 ${user.uid}`)
+    expect(mode(`/mnt/shared/home/${USER}/.password`)).toBe(`400 ${user.uid}`)
+    expect(readFileSync(`/mnt/shared/home/${USER}/.ssh/authorized_keys`, 'utf8')).toContain(readFileSync(join(work, 'alice.pub'), 'utf8').split(' ')[1])
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', `where user=${USER}`, 'format=account']).stdout.trim()).toBe(NAME)
+    const list = await citc(['users', '-c', NAME, '--json'], {env})
+    expect(list.json().users.map((u: {username: string}) => u.username)).toEqual([USER])
+    // Refusals change nothing: a user that exists, and a name a shell would split.
+    const again = await citc(['add-user', USER, '--first-name', 'A', '--surname', 'L', '--key', join(work, 'alice.pub'), '-c', NAME], {env})
+    expect(again.code).toBe(3)
+    const evil = await citc(['add-user', 'bob;touch /tmp/citc-e2e-pwned', '--first-name', 'B', '--surname', 'B', '--key', join(work, 'alice.pub'), '-c', NAME], {env})
+    expect(evil.code).toBe(3)
+    expect(existsSync('/tmp/citc-e2e-pwned')).toBe(false)
+  }, 120_000)
+
+  it('runs a 2-node job as that user on two elastically started nodes', () => {
     const r = sh('sbatch', ['--wait', '-N2', '-o', '/tmp/citc-e2e-job-%j.out', '--wrap', 'srun hostname'], {user: USER, timeoutMs: 120_000})
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
