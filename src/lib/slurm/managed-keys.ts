@@ -2,7 +2,8 @@
 // hand would break elastic power saving (programs, timeouts) or the cluster's identity.
 // Slurm treats keys case-insensitively, and so does every lookup here.
 
-export const MANAGED_KEYS = [
+/** Keys that live in the managed block (between STARTNODES and ENDNODES), rewritten by every finish. */
+export const BLOCK_KEYS = [
   // elastic power saving
   'ResumeProgram',
   'SuspendProgram',
@@ -12,19 +13,23 @@ export const MANAGED_KEYS = [
   'SuspendTimeout',
   'ResumeRate',
   'SuspendRate',
-  'SuspendExcNodes',
-  'SuspendExcParts',
   'CommunicationParameters',
   'PrivateData',
   'SlurmctldParameters',
   'ReturnToService',
   'TreeWidth',
   // the node and partition section
-  'NodeName',
-  'NodeSet',
-  'PartitionName',
   'GresTypes',
-  // the cluster's identity and layout, written by the management playbook
+  'NodeName',
+  'PartitionName',
+] as const
+
+export const MANAGED_KEYS = [
+  ...BLOCK_KEYS,
+  'SuspendExcNodes',
+  'SuspendExcParts',
+  'NodeSet',
+  // the cluster's identity and layout, written by the management playbook and the base of slurm.conf
   'ClusterName',
   'SlurmctldHost',
   'ControlMachine',
@@ -36,6 +41,9 @@ export const MANAGED_KEYS = [
   'Include',
 ] as const
 
-const lower = new Set(MANAGED_KEYS.map((k) => k.toLowerCase()))
+const lower = (keys: readonly string[]) => new Set(keys.map((k) => k.toLowerCase()))
+const managed = lower(MANAGED_KEYS)
+const block = lower(BLOCK_KEYS)
 
-export const isManagedKey = (key: string): boolean => lower.has(key.toLowerCase())
+export const isManagedKey = (key: string): boolean => managed.has(key.toLowerCase())
+export const isBlockKey = (key: string): boolean => block.has(key.toLowerCase())

@@ -1,6 +1,7 @@
 // slurm.conf and gres.conf renderers. Pure and deterministic byte for byte: the same input always
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
 import type {Provider} from '../shapes/types.js'
+import {isBlockKey} from './managed-keys.js'
 import type {NodeGroup, PartitionDef} from './nodes.js'
 
 export const START_MARKER = '# STARTNODES'
@@ -173,28 +174,6 @@ export function renderBase(b: BaseInput): string {
   return lines.join('\n') + '\n'
 }
 
-/** Keys that belong in the managed block: a copy outside it would fight the block, so it is commented out. */
-const BLOCK_KEYS = new Set(
-  [
-    'ResumeProgram',
-    'SuspendProgram',
-    'ResumeFailProgram',
-    'SuspendTime',
-    'ResumeTimeout',
-    'SuspendTimeout',
-    'ResumeRate',
-    'SuspendRate',
-    'CommunicationParameters',
-    'PrivateData',
-    'SlurmctldParameters',
-    'ReturnToService',
-    'TreeWidth',
-    'GresTypes',
-    'NodeName',
-    'PartitionName',
-  ].map((k) => k.toLowerCase()),
-)
-
 export const DISPLACED_PREFIX = '#citc-moved-into-managed-block# '
 
 /**
@@ -214,7 +193,7 @@ export function mergeSlurmConf(existing: string, block: string): string {
   const after = start === -1 ? [] : lines.slice(end + 1)
   const displace = (l: string) => {
     const key = /^\s*([A-Za-z]+)\s*=/.exec(l)?.[1]
-    return key && BLOCK_KEYS.has(key.toLowerCase()) ? DISPLACED_PREFIX + l : l
+    return key && isBlockKey(key) ? DISPLACED_PREFIX + l : l
   }
   const head = before.map(displace).join('\n')
   const tail = after.map(displace).join('\n')
