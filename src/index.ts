@@ -5,11 +5,13 @@ import ClusterList from './commands/cluster/list.js'
 import ClusterRemove from './commands/cluster/remove.js'
 import Create from './commands/create.js'
 import Destroy from './commands/destroy.js'
+import Doctor from './commands/doctor.js'
 import Finish from './commands/finish.js'
 import NodeFail from './commands/node/fail.js'
 import NodeResume from './commands/node/resume.js'
 import NodeSuspend from './commands/node/suspend.js'
 import Nodes from './commands/nodes.js'
+import Ssh from './commands/ssh.js'
 import Status from './commands/status.js'
 import Users from './commands/users.js'
 
@@ -20,11 +22,13 @@ export const commands = {
   'cluster:remove': ClusterRemove,
   create: Create,
   destroy: Destroy,
+  doctor: Doctor,
   finish: Finish,
   'node:fail': NodeFail,
   'node:resume': NodeResume,
   'node:suspend': NodeSuspend,
   nodes: Nodes,
+  ssh: Ssh,
   status: Status,
   users: Users,
 }

@@ -1,34 +1,131 @@
 import {Flags} from '@oclif/core'
+import {readFileSync} from 'node:fs'
+import {dirname, isAbsolute, resolve} from 'node:path'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {resolveCreateInput} from '../lib/tasks/create-wizard.js'
+import {clusterRegistry} from '../lib/cluster/registry.js'
+import {InvalidInputError, usageError} from '../lib/errors.js'
+import {isCloud} from '../lib/providers/cloud-cluster.js'
+import {loadClusterConfig, resolveCloudCreate} from '../lib/tasks/create-cloud-input.js'
+import {createCloud} from '../lib/tasks/create-cloud.js'
+import {askProvider, resolveCreateInput} from '../lib/tasks/create-wizard.js'
 import {createLocal} from '../lib/tasks/create-local.js'
 
 export default class Create extends BaseCommand<typeof Create> {
-  static summary = 'Create an elastic Slurm cluster (provider local: on this machine, no cloud needed)'
+  static summary = 'Create an elastic Slurm cluster: on AWS, Google Cloud or Oracle Cloud, or on this machine (local)'
 
-  static description = `With --provider local (the default), this machine becomes the cluster's management node: citc installs Slurm, munge, MariaDB (accounting) and OpenLDAP (users) with apt and Ansible, writes slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
+  static description = `With --provider aws|google|oracle, Terraform (or OpenTofu, >= 1.5: bring your own) builds the network,
+the shared filesystem and the management node in your account, all tagged cluster=<name>. citc
+generates the management node's SSH host key and hands it over by cloud-init, so the key is pinned
+before the first connection. It waits for SSH, installs Node.js, npm and Ansible there, installs this
+same citc, runs its management playbook on the node, and applies the node limits if you gave some.
+--plan-only stops after \`terraform plan\` and creates nothing.
 
-On a terminal, a short wizard asks what no flag says; --yes takes the defaults. Re-running create converges (changes nothing that is right); --resume continues after a failure or Ctrl-C.`
+With --provider local (the default), this machine becomes the cluster's management node:
+citc installs Slurm, munge, MariaDB (accounting) and OpenLDAP (users) with apt and Ansible, writes
+slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs
+need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
+
+On a terminal, a short wizard asks what no flag says (provider; the credentials found and which one
+is used; region and zone; management shape; name; node limits); --yes takes the defaults. Every
+answer can also come from --config FILE, a YAML file whose keys are these flags' names without "--".
+Re-running create converges (changes nothing that is right); --resume continues after a failure or
+Ctrl-C, skipping the steps done.`
 
   static examples = [
     {description: 'A local cluster with the defaults (4 small nodes)', command: '<%= config.bin %> create --provider local --yes'},
     {description: 'Named, with your own limits and a 2-minute idle time', command: '<%= config.bin %> create --name lab --limits limits.yaml --suspend-time 120 --yes'},
-    {description: 'Continue after a failure', command: '<%= config.bin %> create --name lab --resume --yes'},
+    {description: 'Look at what Terraform would build on AWS, creating nothing', command: '<%= config.bin %> create --provider aws --profile research --region eu-west-2 --name lab --plan-only'},
+    {description: 'A Google Cloud cluster with node limits', command: '<%= config.bin %> create --provider google --project my-project --region europe-west2 --zone europe-west2-b --name lab --limits limits.yaml --yes'},
+    {description: 'An Oracle Cloud cluster from a profile of ~/.oci/config', command: '<%= config.bin %> create --provider oracle --profile DEFAULT --compartment ocid1.compartment.oc1..aaa --zone 2 --name lab --yes'},
+    {description: 'Every answer from a file', command: '<%= config.bin %> create --config cluster.yaml --yes'},
+    {description: 'Continue after a failure or Ctrl-C', command: '<%= config.bin %> create --name lab --resume --yes'},
   ]
 
   static flags = {
-    provider: Flags.string({char: 'p', options: ['local'], description: 'where the cluster runs (cloud providers: not yet)'}),
+    provider: Flags.string({char: 'p', options: ['local', 'aws', 'google', 'oracle'], description: 'where the cluster runs (default local)'}),
     name: Flags.string({char: 'n', description: 'cluster name (default: two random words, as CitC)'}),
-    limits: Flags.string({char: 'l', description: 'limits file: node shapes and counts (default: local.small: 4)'}),
-    'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down', default: 60}),
+    config: Flags.string({description: 'a YAML file with any of these flags (keys: the flag names without --); flags win'}),
+    limits: Flags.string({char: 'l', description: 'limits file: node shapes and counts (local default: local.small: 4; clouds: none until citc finish)'}),
+    region: Flags.string({description: 'cloud region (default: the credentials\' region, else the provider\'s default)'}),
+    zone: Flags.string({description: 'zone (aws, google) or availability domain 1-3 (oracle)'}),
+    project: Flags.string({description: 'google: the project ID'}),
+    profile: Flags.string({description: 'aws: a profile of ~/.aws/config; oracle: a profile of ~/.oci/config'}),
+    credentials: Flags.string({description: 'google: a service account key file (default: GOOGLE_APPLICATION_CREDENTIALS or gcloud\'s application default credentials)'}),
+    'mgmt-shape': Flags.string({description: 'shape of the management node (aws t3a.medium, google e2-standard-2, oracle VM.Standard.E4.Flex.1.16)'}),
+    'image-os': Flags.string({options: ['ubuntu-24.04', 'debian-12'], description: 'management node OS (default ubuntu-24.04; debian-12 on aws only)'}),
+    'ssh-cidr': Flags.string({description: 'addresses allowed to reach SSH on the management node (default 0.0.0.0/0)'}),
+    tenancy: Flags.string({description: 'oracle: the tenancy OCID (default: from the ~/.oci/config profile)'}),
+    compartment: Flags.string({description: 'oracle: the compartment OCID (default: the root compartment)'}),
+    user: Flags.string({description: 'oracle: the API key\'s user OCID (with --fingerprint and --key-file, instead of a profile)'}),
+    fingerprint: Flags.string({description: 'oracle: the API key\'s fingerprint'}),
+    'key-file': Flags.string({description: 'oracle: the API key\'s private key file'}),
+    'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop (nothing is created)'}),
+    'ssh-timeout': Flags.integer({min: 1, default: 600, description: 'clouds: seconds to wait for SSH on the new management node'}),
+    'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
-    force: Flags.boolean({description: 'take over this machine even though a Slurm controller citc did not make is running', default: false}),
+    force: Flags.boolean({description: 'local: take over this machine even though a Slurm controller citc did not make is running', default: false}),
   }
 
   async run() {
     const io = this.io()
-    const input = await resolveCreateInput(io, this.flags, this.config.dataDir)
-    return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)
+    const flags = this.flags
+    const config = flags.config ? loadClusterConfig(flags.config) : undefined
+    const fromConfig = (path: string | undefined) => (path && config && !isAbsolute(path) ? resolve(dirname(config.file), path) : path)
+    const registry = clusterRegistry(this.config.dataDir)
+
+    // The cluster to continue decides the provider.
+    let name = flags.name ?? config?.values.name
+    if (!name && flags.resume) {
+      const names = registry.names()
+      const creating = names.filter((n) => registry.get(n).phase === 'creating')
+      name = creating.length === 1 ? creating[0] : names.length === 1 ? names[0] : undefined
+    }
+    const existing = name && registry.has(name) ? registry.get(name) : undefined
+    const wanted = flags.provider ?? config?.values.provider
+    if (existing && wanted && wanted !== existing.provider) {
+      throw usageError(`cluster ${name} exists and is a ${existing.provider} cluster, not ${wanted}`, 'choose another --name, or leave --provider out to continue it')
+    }
+    const provider = existing?.provider ?? wanted ?? (flags.resume ? 'local' : await askProvider(io))
+
+    if (!isCloud(provider)) {
+      if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
+      const input = await resolveCreateInput(
+        io,
+        {
+          ...flags,
+          provider: 'local',
+          name: flags.name ?? config?.values.name,
+          limits: flags.limits ?? fromConfig(config?.values.limits),
+          'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'] ?? 60,
+        },
+        this.config.dataDir,
+      )
+      return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)
+    }
+
+    const common = {
+      resume: flags.resume,
+      planOnly: flags['plan-only'],
+      sshTimeoutS: flags['ssh-timeout'],
+      packageRoot: this.config.root,
+      suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
+    }
+    if (existing) {
+      const limitsFile = flags.limits ?? fromConfig(config?.values.limits)
+      const limits = limitsFile ? {file: limitsFile, text: readLimits(limitsFile)} : undefined
+      return createCloud(io, {...common, name: existing.name, limits}, this.config.dataDir)
+    }
+    if (flags.resume) throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
+    const resolved = await resolveCloudCreate(io, provider, flags, this.config.dataDir, config)
+    return createCloud(io, {...common, name: resolved.name, resolved}, this.config.dataDir)
+  }
+}
+
+function readLimits(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new InvalidInputError([{where: '--limits', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
   }
 }

@@ -1,18 +1,44 @@
-import {Args} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {clusterRegistry} from '../lib/cluster/registry.js'
+import {isCloud} from '../lib/providers/cloud-cluster.js'
+import {destroyCloud} from '../lib/tasks/destroy-cloud.js'
 import {destroyLocal} from '../lib/tasks/destroy-local.js'
 
 export default class Destroy extends BaseCommand<typeof Destroy> {
-  static summary = 'Take a cluster away: power down every node, stop its daemons, remove what citc created'
-  static description = `Asks you to type the cluster's name (or --yes). Local clusters: every slurmd node is stopped, then slurmctld, slurmdbd and the services citc started; the configuration, state, accounting and directory data and /mnt/shared are removed. Packages installed with apt stay installed. citc's state for the cluster is deleted only after all of that succeeded, so a failed destroy can be run again.`
+  static summary = 'Take a cluster away: power down every node, then remove everything citc made for it'
+  static description = `Asks you to type the cluster's name (or --yes).
 
-  static examples = ['<%= config.bin %> destroy lab', '<%= config.bin %> destroy lab --yes --json']
+Cloud clusters: every running compute node is powered down through the management node (a dead
+management node is a warning: the sweep finds its nodes), then \`terraform destroy\` removes what
+Terraform made, then a sweep deletes what is still tagged cluster=<name> (compute instances, images,
+snapshots) using the cloud's CLI (aws, gcloud or oci) with the same credentials.
+
+Local clusters: every slurmd node is stopped, then slurmctld, slurmdbd and the services citc started;
+the configuration, state, accounting and directory data and /mnt/shared are removed. Packages
+installed with apt stay installed.
+
+citc's state for the cluster is deleted only after all of that succeeded, so a failed destroy says
+what remains and can be run again.`
+
+  static examples = [
+    '<%= config.bin %> destroy lab',
+    '<%= config.bin %> destroy lab --yes --json',
+    {description: 'A cloud cluster, when its leftovers were checked by hand', command: '<%= config.bin %> destroy lab --yes --skip-sweep'},
+  ]
+
   static args = {name: Args.string({description: 'the cluster (default: -c, or the only cluster)'})}
+  static flags = {
+    'skip-sweep': Flags.boolean({default: false, description: 'clouds: do not look for leftovers tagged with the cluster (only after checking yourself)'}),
+  }
 
   async run() {
-    const name = clusterRegistry(this.config.dataDir).resolveName(this.args.name ?? this.flags.cluster)
+    const registry = clusterRegistry(this.config.dataDir)
+    const name = registry.resolveName(this.args.name ?? this.flags.cluster)
+    if (isCloud(registry.get(name).provider) && registry.get(name).cloud) {
+      return destroyCloud(this.io(), name, this.config.dataDir, {skipSweep: this.flags['skip-sweep']})
+    }
     return destroyLocal(this.io(), name, this.config.dataDir, this.config.root)
   }
 }

@@ -63,21 +63,37 @@ async function stopChild(child: ChildProcess, timeoutMs = 5000): Promise<void> {
   }
 }
 
-export async function startSshd(): Promise<SshdSandbox> {
+export interface SshdOptions {
+  /** Serve this host private key (e.g. the one citc generated for a management node); its public
+   *  part is read from `<file>.pub`. Default: a new key. */
+  hostKeyFile?: string
+  /** Also authorize this public key line (e.g. citc's admin key for a cluster). */
+  authorizeKey?: string
+  /** Listen on this port (default: a free one). */
+  port?: number
+}
+
+export async function startSshd(opts: SshdOptions = {}): Promise<SshdSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'citc-sshd-'))
   try {
     const user = userInfo().username
     const hostKeyPath = join(dir, 'ssh_host_ed25519_key')
     const clientKeyPath = join(dir, 'client_ed25519')
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'citc-test-host', '-f', hostKeyPath])
+    if (opts.hostKeyFile) {
+      writeFileSync(hostKeyPath, readFileSync(opts.hostKeyFile), {mode: 0o600})
+      writeFileSync(`${hostKeyPath}.pub`, readFileSync(`${opts.hostKeyFile}.pub`), {mode: 0o644})
+    } else {
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'citc-test-host', '-f', hostKeyPath])
+    }
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'citc-test-client', '-f', clientKeyPath])
     const authorizedKeys = join(dir, 'authorized_keys')
-    writeFileSync(authorizedKeys, readFileSync(`${clientKeyPath}.pub`), {mode: 0o600})
+    const extra = opts.authorizeKey ? `${opts.authorizeKey.trim()}\n` : ''
+    writeFileSync(authorizedKeys, readFileSync(`${clientKeyPath}.pub`, 'utf8') + extra, {mode: 0o600})
     mkdirSync('/run/sshd', {recursive: true, mode: 0o755}) // sshd's privilege separation directory
 
     // The port is free when we look; another process may take it before sshd binds: retry.
     for (let attempt = 1; ; attempt++) {
-      const port = await freePort()
+      const port = opts.port ?? (await freePort())
       const config = join(dir, 'sshd_config')
       writeFileSync(
         config,
@@ -126,7 +142,7 @@ export async function startSshd(): Promise<SshdSandbox> {
         }
       }
       await stopChild(child)
-      if (attempt >= 3 || !/Address already in use/.test(log)) throw new Error(`sshd did not start on port ${port}:\n${log}`)
+      if (attempt >= 3 || opts.port !== undefined || !/Address already in use/.test(log)) throw new Error(`sshd did not start on port ${port}:\n${log}`)
     }
   } catch (error) {
     rmSync(dir, {recursive: true, force: true})

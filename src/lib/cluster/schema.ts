@@ -41,6 +41,8 @@ export const mgmtSchema = z.strictObject({
   /** Oracle: the management node's shape and availability domain, subtracted once from the limits. */
   shape: z.string().min(1).optional(),
   ad: z.number().int().min(1).optional(),
+  /** Run commands that need root through `sudo -n` (cloud images log in as a user with passwordless sudo). */
+  sudo: z.boolean().optional(),
 })
 
 export const slurmSchema = z.strictObject({
@@ -48,6 +50,37 @@ export const slurmSchema = z.strictObject({
   programsDir: absolutePath.default(DEFAULT_PROGRAMS_DIR),
   /** How to restart slurmctld on the management node, as argv (default: the controller's own). */
   restartCommand: z.array(z.string().min(1)).min(1).optional(),
+})
+
+/**
+ * What `citc create` chose for a cloud cluster (from flags, the wizard or --config): enough to render
+ * its Terraform directory again (--resume, re-runs), to give Terraform the same credentials, and for
+ * destroy's sweep. Never a secret: credentials are named (a profile, a key file's path), not copied.
+ */
+export const cloudSchema = z.strictObject({
+  region: z.string().min(1),
+  /** AWS/Google: the zone; Oracle: the availability domain number. */
+  zone: z.string().min(1).optional(),
+  /** Google: the project ID. */
+  project: z.string().min(1).optional(),
+  /** The credential source chosen (CredentialSource.id, e.g. "profile:research", "env", "gcloud-adc"). */
+  credentials: z.string().min(1).optional(),
+  /** AWS: the profile; Oracle: the ~/.oci/config profile. */
+  profile: z.string().min(1).optional(),
+  /** Google: a service account key file (GOOGLE_APPLICATION_CREDENTIALS for Terraform). */
+  credentialsFile: absolutePath.optional(),
+  mgmtShape: z.string().min(1),
+  imageOs: z.enum(['ubuntu-24.04', 'debian-12']).optional(),
+  sshCidr: z.string().min(1).optional(),
+  /** Oracle. */
+  tenancyOcid: z.string().min(1).optional(),
+  compartmentOcid: z.string().min(1).optional(),
+  userOcid: z.string().min(1).optional(),
+  fingerprint: z.string().min(1).optional(),
+  privateKeyPath: absolutePath.optional(),
+  /** citc as installed on the management node (bin/run.js) and the node binary that runs it. */
+  citcBin: absolutePath.optional(),
+  nodeBin: absolutePath.optional(),
 })
 
 export const clusterRecordSchema = z
@@ -62,6 +95,10 @@ export const clusterRecordSchema = z
     /** Provider settings chosen at create time (e.g. suspendTime for local). */
     settings: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
     terraform: z.strictObject({outputs: z.record(z.string(), z.unknown())}).optional(),
+    /** creating: `citc create` has not finished (a cloud cluster's address may not be known yet); absent: ready. */
+    phase: z.enum(['creating', 'ready']).optional(),
+    /** Cloud clusters made by `citc create`. */
+    cloud: cloudSchema.optional(),
   })
   .superRefine((r, ctx) => {
     if (r.provider !== 'local' && r.mgmt.keyPath === undefined) {

@@ -21,6 +21,20 @@ export interface CreateFlags {
   force: boolean
 }
 
+/** Where the cluster runs: the first question of the wizard (local without a terminal). */
+export async function askProvider(io: Io): Promise<string> {
+  if (!io.interactive || io.yes) return 'local'
+  return select({
+    message: 'Where should the cluster run?',
+    choices: [
+      {name: 'local — this machine, no cloud account', value: 'local'},
+      {name: 'aws — Amazon Web Services', value: 'aws'},
+      {name: 'google — Google Cloud', value: 'google'},
+      {name: 'oracle — Oracle Cloud Infrastructure', value: 'oracle'},
+    ],
+  })
+}
+
 export async function resolveCreateInput(io: Io, flags: CreateFlags, dataDir: string) {
   const ask = io.interactive && !io.yes
   const provider = flags.provider ?? (ask ? await select({message: 'Where should the cluster run?', choices: [{name: 'local — this machine, no cloud account', value: 'local'}]}) : 'local')

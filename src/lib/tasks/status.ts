@@ -3,7 +3,10 @@
 import {clusterRegistry} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
+import {PENDING_HOST} from '../providers/cloud-cluster.js'
 import {connectCluster} from '../transport/connect.js'
+import {connectManagement} from '../transport/management.js'
+import type {Transport} from '../transport/types.js'
 
 export interface NodeRow {
   name: string
@@ -22,9 +25,14 @@ export interface StatusDocument {
   provider: string
   origin: string
   managementNode: string
-  controller: {up: boolean; confPath: string}
+  controller: {up: boolean; confPath: string; /** Why it could not be asked (cloud clusters: unreachable, not made yet). */ error?: string}
   nodes: NodeRow[]
   summary: Record<NodeRow['power'], number>
+  /** Cloud clusters made by citc create: "creating" until create finished. */
+  phase?: 'creating' | 'ready'
+  /** Cloud clusters: region, zone and the Terraform outputs kept in cluster.yaml. */
+  cloud?: {region: string; zone?: string; project?: string; mgmtShape: string}
+  terraform?: {outputs: Record<string, unknown>}
 }
 
 function powerOf(n: NodeState): NodeRow['power'] {
@@ -51,17 +59,55 @@ export function toRow(n: NodeState): NodeRow {
 export async function clusterStatus(dataDir: string, name?: string): Promise<StatusDocument> {
   const registry = clusterRegistry(dataDir)
   const record: ClusterRecord = registry.get(registry.resolveName(name))
-  const transport = await connectCluster(record)
+  const summary = {up: 0, 'powering-up': 0, 'powering-down': 0, down: 0}
+  const base = {
+    cluster: record.name,
+    provider: record.provider,
+    origin: record.origin,
+    ...(record.cloud
+      ? {
+          phase: record.phase ?? 'ready',
+          cloud: {region: record.cloud.region, zone: record.cloud.zone, project: record.cloud.project, mgmtShape: record.cloud.mgmtShape},
+          terraform: {outputs: record.terraform?.outputs ?? {}},
+        }
+      : {}),
+  }
+  // A cloud cluster citc created: its state says what exists even when the node cannot be reached.
+  let transport: Transport
+  if (record.cloud) {
+    const where = `${record.mgmt.user}@${record.mgmt.host}:${record.mgmt.port}`
+    const unreachable = (error: string): StatusDocument => ({
+      ...base,
+      managementNode: where,
+      controller: {up: false, confPath: record.slurm.confPath, error},
+      nodes: [],
+      summary,
+    })
+    if (record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
+    try {
+      transport = await connectManagement(record)
+    } catch (error) {
+      return unreachable(`cannot reach the management node: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`)
+    }
+  } else {
+    transport = await connectCluster(record)
+  }
   try {
     const controller = new Controller(transport, {confPath: record.slurm.confPath})
-    const up = await controller.ping()
-    const nodes = up ? (await controller.nodes()).map(toRow) : []
-    const summary = {up: 0, 'powering-up': 0, 'powering-down': 0, down: 0}
+    let up: boolean
+    let nodes: NodeRow[]
+    try {
+      up = await controller.ping()
+      nodes = up ? (await controller.nodes()).map(toRow) : []
+    } catch (error) {
+      if (!record.cloud) throw error
+      // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
+      const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]
+      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary}
+    }
     for (const n of nodes) summary[n.power]++
     return {
-      cluster: record.name,
-      provider: record.provider,
-      origin: record.origin,
+      ...base,
       managementNode: transport.description,
       controller: {up, confPath: record.slurm.confPath},
       nodes,

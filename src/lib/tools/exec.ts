@@ -4,6 +4,7 @@
 // - Every child is the leader of its own process group; a timeout or an abort signals the whole
 //   group (SIGTERM, then SIGKILL after a grace period), so shells and their children go too.
 // - Output can be streamed (onOutput) and appended, line by line with timestamps, to a log file.
+import {spawn} from 'node:child_process'
 import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync} from 'node:fs'
 import {access, stat} from 'node:fs/promises'
 import {constants as osConstants} from 'node:os'
@@ -238,4 +239,27 @@ export function spawnDetached(file: string, args: string[], opts: {logFile: stri
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Run `file args` attached to this terminal (stdin, stdout, stderr inherited), for `citc ssh`'s
+ * interactive shell through the system's OpenSSH client (a TTY, window size, escape characters).
+ * Resolves with its exit code (128+n when killed by signal n).
+ */
+export function runAttached(file: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {stdio: 'inherit'})
+    // Ctrl-C goes to the whole foreground group: the child handles it; citc just waits for it.
+    const ignore = () => {}
+    process.on('SIGINT', ignore)
+    const done = () => process.off('SIGINT', ignore)
+    child.once('error', (error) => {
+      done()
+      reject(remoteError(`cannot run ${file}: ${error.message}`, {hint: `install the OpenSSH client (${file})`}))
+    })
+    child.once('exit', (code, signal) => {
+      done()
+      resolve(code ?? 128 + (signal ? 15 : 0))
+    })
+  })
 }

@@ -538,3 +538,78 @@ export function parseSshPublicKey(text: string | Buffer): ParsedPublicKey | Erro
     return error instanceof Error ? error : new Error(String(error))
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Key generation (citc create): the admin's key and the management node's host key, made here so the
+// host key is known — and pinned — before the machine exists.
+
+export interface GeneratedKeyPair {
+  /** OpenSSH private key (PEM, unencrypted): for a 0600 file. */
+  privateKey: string
+  /** One line: "ssh-ed25519 AAAA… comment". */
+  publicKey: string
+  /** OpenSSH's SHA256 fingerprint of the public key. */
+  fingerprint: string
+}
+
+/** A new ed25519 key pair (ssh2's generator: no ssh-keygen needed). */
+export function generateEd25519KeyPair(comment: string): GeneratedKeyPair {
+  const pair = ssh2.utils.generateKeyPairSync('ed25519', {comment})
+  const publicKey = pair.public.trim()
+  return {privateKey: pair.private.endsWith('\n') ? pair.private : `${pair.private}\n`, publicKey, fingerprint: publicKeyFingerprint(publicKey)}
+}
+
+/** The SHA256 fingerprint of an OpenSSH public key line ("ssh-ed25519 AAAA… [comment]"). */
+export function publicKeyFingerprint(publicKeyLine: string): string {
+  const parsed = parseSshPublicKey(publicKeyLine)
+  if (parsed instanceof Error) throw new InvalidInputError([{where: 'public key', message: parsed.message}])
+  return sshFingerprint(parsed.blob)
+}
+
+/**
+ * The server's host key itself (algorithm and base64 blob, as a known_hosts line wants it), checked
+ * against the pinned fingerprint: for writing a known_hosts file the system's `ssh` can use. Nothing
+ * is authenticated; a key that does not match is refused like connectSsh refuses it.
+ */
+export async function fetchPinnedHostKey(o: {host: string; port: number; hostKeyFingerprint: string; timeoutMs?: number}): Promise<string> {
+  const where = `${o.host}:${o.port}`
+  const timeoutMs = o.timeoutMs ?? 15_000
+  const client = new Client()
+  try {
+    const key = await new Promise<Buffer>((resolve, reject) => {
+      let seen: Buffer | undefined
+      const hardTimer = setTimeout(
+        () => reject(connectFailure(Object.assign(new Error('timed out'), {level: 'client-timeout'}), 'citc', where, timeoutMs)),
+        timeoutMs + 2000,
+      )
+      const done = () => clearTimeout(hardTimer)
+      client.on('error', (error: SshError) => {
+        done()
+        if (seen) resolve(seen)
+        else reject(connectFailure(error, 'citc', where, timeoutMs))
+      })
+      client.on('close', () => {
+        done()
+        if (seen) resolve(seen)
+        else reject(remoteError(`${where} closed the connection before showing its host key`))
+      })
+      client.connect({
+        host: o.host,
+        port: o.port,
+        username: 'citc-host-key-probe',
+        readyTimeout: timeoutMs,
+        hostVerifier: (k: Buffer) => {
+          seen = Buffer.from(k)
+          done()
+          resolve(seen)
+          return false
+        },
+      })
+    })
+    const received = sshFingerprint(key)
+    if (received !== o.hostKeyFingerprint) throw hostKeyMismatch(where, o.hostKeyFingerprint, received, keyAlgorithm(key))
+    return `${keyAlgorithm(key)} ${key.toString('base64')}`
+  } finally {
+    client.destroy()
+  }
+}

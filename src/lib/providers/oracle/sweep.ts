@@ -1,0 +1,40 @@
+// Oracle Cloud leftovers by freeform tag cluster=<id>: instances and custom images, found with the
+// resource search of the OCI CLI (with the ~/.oci/config profile, or the API key's fields through
+// the OCI_CLI_* variables) and limited to the cluster's compartment.
+import {parseToolJson, runTool, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
+
+interface SearchItem {
+  identifier: string
+  'resource-type'?: string
+  'display-name'?: string
+  'lifecycle-state'?: string
+  'compartment-id'?: string
+}
+
+const GONE = new Set(['TERMINATED', 'TERMINATING', 'DELETED', 'DELETING'])
+
+export function oracleSweeper(ctx: SweepContext): CloudSweeper {
+  const common = ['--region', ctx.region, ...(ctx.profile ? ['--profile', ctx.profile] : [])]
+  const oci = (args: string[]) => runTool(ctx, 'oci', [...args, ...common, '--output', 'json'])
+  return {
+    tool: 'oci',
+    async list() {
+      const query = `query instance, image resources where (freeformTags.key = 'cluster' && freeformTags.value = '${ctx.clusterId.replace(/'/g, '')}')`
+      const result = parseToolJson('oci', await oci(['search', 'resource', 'structured-search', '--query-text', query])) as {data?: {items?: SearchItem[]}}
+      const out: LeftoverResource[] = []
+      for (const item of result.data?.items ?? []) {
+        if (GONE.has(item['lifecycle-state'] ?? '')) continue
+        if (ctx.compartment && item['compartment-id'] && item['compartment-id'] !== ctx.compartment) continue
+        const type = (item['resource-type'] ?? '').toLowerCase()
+        if (type === 'instance') out.push({kind: 'instance', id: item.identifier, name: item['display-name']})
+        else if (type === 'image') out.push({kind: 'image', id: item.identifier, name: item['display-name']})
+      }
+      return out
+    },
+    async delete(r) {
+      if (r.kind === 'instance') await oci(['compute', 'instance', 'terminate', '--instance-id', r.id, '--force'])
+      else if (r.kind === 'image') await oci(['compute', 'image', 'delete', '--image-id', r.id, '--force'])
+      else throw new Error(`citc does not know how to delete an Oracle Cloud ${r.kind}`)
+    },
+  }
+}

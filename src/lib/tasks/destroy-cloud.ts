@@ -1,0 +1,207 @@
+// `citc destroy` for a cloud cluster, in this order:
+//   1 every powered-up compute node powered down through the management node's own node program
+//     (`<programsDir>/suspend <hostlist>`, as slurmctld would) — compute nodes are not in the
+//     Terraform state; a dead management node or controller is a warning, not a stop (step 3 finds
+//     their nodes by tag);
+//   2 terraform destroy of everything the state knows;
+//   3 a sweep by the cluster tag for what the state does not know (instances, images, snapshots), deleted;
+//   4 citc's state for the cluster deleted — only when all of that succeeded.
+// A failed destroy keeps the state and says exactly what remains and how to retry.
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {withLock} from '../cluster/lock.js'
+import {clusterRegistry} from '../cluster/registry.js'
+import {CitcError} from '../errors.js'
+import {confirmByTyping, type Io} from '../io.js'
+import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, terraformEnvFor} from '../providers/cloud-cluster.js'
+import {renderTerraformDir} from '../providers/cloud.js'
+import {describeResource, sweep, SWEEP_TOOLS, type SweepReport} from '../providers/sweep.js'
+import {Controller, isPoweredUp} from '../slurm/controller.js'
+import {compressHostlist} from '../slurm/hostlist.js'
+import {detectTerraform, Terraform, type ResourceEvent} from '../tools/terraform.js'
+import {withLog} from '../transport/logged.js'
+import {connectManagement} from '../transport/management.js'
+import {taskList, withInterrupts} from './listr.js'
+
+/** Managed resources in a local Terraform state file ("aws_instance.mgmt", …); [] without one. */
+export function stateResources(terraformDir: string): string[] {
+  const file = join(terraformDir, 'terraform.tfstate')
+  if (!existsSync(file)) return []
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as {resources?: Array<{mode?: string; type?: string; name?: string; module?: string}>}
+    return (state.resources ?? [])
+      .filter((r) => r.mode === 'managed' && r.type && r.name)
+      .map((r) => `${r.module ? `${r.module}.` : ''}${r.type}.${r.name}`)
+      .sort()
+  } catch {
+    return ['(terraform.tfstate could not be read)']
+  }
+}
+
+export interface DestroyCloudOptions {
+  skipSweep: boolean
+}
+
+export async function destroyCloud(io: Io, name: string, dataDir: string, opts: DestroyCloudOptions) {
+  const registry = clusterRegistry(dataDir)
+  const record = registry.get(name)
+  const {provider} = cloudOf(record)
+  await confirmByTyping(io, name, `destroying cluster ${name} (its compute nodes, everything Terraform made in ${provider}, and anything else tagged cluster=${name})`)
+  const paths = registry.paths(name)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const tfLog = join(paths.logsDir, `terraform-destroy-${stamp}.log`)
+  const remoteLog = join(paths.logsDir, `destroy-${stamp}.log`)
+  const sweepLog = join(paths.logsDir, `sweep-${stamp}.log`)
+  const warnings: string[] = []
+  const poweredDown: string[] = []
+  let destroyed = 0
+  let swept: SweepReport | undefined
+  // Where it got to (set inside the tasks), for saying what remains.
+  const at: {stage: 'nodes' | 'terraform' | 'sweep' | 'forget'} = {stage: 'nodes'}
+  const warn = (m: string) => {
+    warnings.push(m)
+    io.note(`warning: ${m}`)
+  }
+
+  try {
+    await withLock(paths.dir, 'citc destroy', () =>
+      withInterrupts(async (signal) => {
+        const tool = await detectTerraform({signal})
+        const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: tfLog, env: terraformEnvFor(record), signal, cloud: provider})
+        await taskList(
+          [
+            {
+              title: 'Power down every compute node (through the management node)',
+              task: async (_, task) => {
+                at.stage = 'nodes'
+                if (record.mgmt.host === PENDING_HOST) {
+                  task.title = 'Power down compute nodes: no management node was made (create stopped before apply)'
+                  return
+                }
+                let root
+                try {
+                  root = withLog(await connectManagement(record, {asRoot: true, signal, readyTimeoutMs: 15_000}), remoteLog)
+                } catch (error) {
+                  if (signal.aborted) throw error
+                  warn(`the management node ${record.mgmt.host} cannot be reached (${firstLine(error)}): its compute nodes were not powered down; the sweep looks for them by tag`)
+                  task.title = 'Power down compute nodes: management node unreachable (the sweep looks for them)'
+                  return
+                }
+                try {
+                  const controller = new Controller(root, {confPath: record.slurm.confPath})
+                  if (!(await controller.ping())) {
+                    warn(`slurmctld on the management node does not answer: its compute nodes were not powered down; the sweep looks for them by tag`)
+                    task.title = 'Power down compute nodes: slurmctld not answering (the sweep looks for them)'
+                    return
+                  }
+                  const up = (await controller.nodes()).filter(isPoweredUp).map((n) => n.name)
+                  if (up.length === 0) {
+                    task.title = 'Power down compute nodes: none running'
+                    return
+                  }
+                  const hostlist = compressHostlist(up)
+                  task.output = `${record.slurm.programsDir}/suspend ${hostlist}`
+                  const r = await root.run([`${record.slurm.programsDir}/suspend`, hostlist], {timeoutMs: 15 * 60_000, signal})
+                  if (r.exitCode !== 0) {
+                    warn(`powering down ${hostlist} failed (exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0] ?? ''}); the sweep looks for them by tag`)
+                    task.title = `Power down compute nodes: ${hostlist} FAILED (the sweep looks for them)`
+                    return
+                  }
+                  poweredDown.push(...up)
+                  task.title = `Powered down ${up.length} compute node(s): ${hostlist}`
+                } finally {
+                  await root.close()
+                }
+              },
+            },
+            {
+              title: `${tool.binary} destroy`,
+              task: async (_, task) => {
+                at.stage = 'terraform'
+                renderTerraformDir(paths.terraformDir, cloudInputsFor(record, readClusterKeys(paths)))
+                if (!existsSync(join(paths.terraformDir, '.terraform'))) {
+                  task.output = `${tool.binary} init`
+                  await tf.init({signal})
+                }
+                const onResource = (e: ResourceEvent) => {
+                  if (e.phase === 'start') task.output = `${e.address}: destroying…`
+                  else if (e.phase === 'progress') task.output = `${e.address}: still destroying… (${e.elapsedS ?? '?'} s)`
+                }
+                const summary = await tf.destroy(onResource, {signal})
+                destroyed = summary.destroyed
+                task.title = `${tool.binary} destroy: ${summary.destroyed} destroyed`
+              },
+              rendererOptions: {outputBar: 1},
+            },
+            {
+              title: `Sweep what is still tagged cluster=${name} (instances, images, snapshots)`,
+              skip: () => (opts.skipSweep ? 'skipped (--skip-sweep)' : false),
+              task: async (_, task) => {
+                at.stage = 'sweep'
+                swept = await sweep(sweeperFor(record, {logFile: sweepLog, signal}), (m) => (task.output = m))
+                if (swept.listError) {
+                  const tool = SWEEP_TOOLS[provider]
+                  throw new CitcError('remote', `the sweep for leftovers tagged cluster=${name} could not run: ${swept.listError}`, {
+                    hint:
+                      `${/not installed/.test(swept.listError) ? `${tool.install}, ` : 'check the credentials and the log ' + sweepLog + ', '}then run \`citc destroy ${name}\` again; ` +
+                      `or, having checked the ${provider} console for resources tagged cluster=${name}, \`citc destroy ${name} --skip-sweep\``,
+                  })
+                }
+                if (swept.failed.length > 0) {
+                  throw new CitcError('remote', `the sweep could not delete: ${swept.failed.map((f) => `${describeResource(f.resource)} (${f.error})`).join('; ')}`, {
+                    hint: `delete them in the ${provider} console or fix the cause (log: ${sweepLog}), then run \`citc destroy ${name}\` again`,
+                  })
+                }
+                task.title = swept.found.length === 0 ? `Sweep: nothing else tagged cluster=${name}` : `Sweep: deleted ${swept.deleted.map(describeResource).join(', ')}`
+              },
+            },
+            {
+              title: `Forget cluster ${name}`,
+              task: () => {
+                at.stage = 'forget'
+                registry.remove(name)
+              },
+            },
+          ],
+          io.renderer,
+        ).run()
+      }),
+    )
+  } catch (error) {
+    if (!(error instanceof CitcError)) throw error
+    const remains: string[] = []
+    if (at.stage === 'nodes' || at.stage === 'terraform') {
+      const left = stateResources(paths.terraformDir)
+      if (left.length > 0) remains.push(`Terraform still manages ${left.length} resource(s): ${left.join(', ')}`)
+      if (poweredDown.length === 0 && record.mgmt.host !== PENDING_HOST) remains.push(`compute nodes tagged cluster=${name} may still run`)
+    }
+    if (at.stage === 'sweep' && swept) {
+      if (swept.listError) remains.push(`unknown: nothing tagged cluster=${name} could be listed`)
+      for (const f of swept.failed) remains.push(describeResource(f.resource))
+    }
+    const what = remains.length > 0 ? `\nWhat remains: ${remains.join('; ')}.` : ''
+    const kept = `citc's state for ${name} is kept (${paths.dir}).`
+    if (error.kind === 'cancelled') {
+      throw new CitcError('cancelled', `destroy interrupted${what}\n${kept}`, {hint: `run \`citc destroy ${name}\` again to finish it`})
+    }
+    throw new CitcError(error.kind, `destroy did not finish: ${error.message}${what}\n${kept}`, {
+      hint: `${error.hint ? `${error.hint.replace(/,? ?then run `citc destroy[^`]*` again/, '')}; then ` : ''}run \`citc destroy ${name}\` again (it picks up where this one stopped)`,
+      details: {...error.details, remains, warnings, logs: {terraform: tfLog, sweep: sweepLog}},
+    })
+  }
+  io.log(`Destroyed ${name}: ${poweredDown.length} compute node(s) powered down, ${destroyed} Terraform resource(s) destroyed${swept ? `, ${swept.deleted.length} leftover(s) swept` : ''}.`)
+  for (const w of warnings) io.log(`  note: ${w}`)
+  return {
+    destroyed: name,
+    provider,
+    poweredDown,
+    terraform: {destroyed},
+    sweep: swept ? {found: swept.found, deleted: swept.deleted} : {skipped: true},
+    warnings,
+  }
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]
+}

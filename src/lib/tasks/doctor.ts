@@ -1,0 +1,164 @@
+// `citc doctor`: the tools citc runs and the credentials it would use, checked on this machine.
+// Reads files, the environment and the tools' own version output: no network call.
+import {homedir} from 'node:os'
+
+import {CitcError} from '../errors.js'
+import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../providers/cloud.js'
+import {SWEEP_TOOLS} from '../providers/sweep.js'
+import {run, which} from '../tools/exec.js'
+import {compareVersions, detectTerraform, INSTALL_HINT} from '../tools/terraform.js'
+
+export type Scope = 'local' | CloudProvider
+export const ALL_SCOPES: readonly Scope[] = ['local', ...CLOUD_PROVIDERS]
+
+export interface ToolCheck {
+  name: string
+  /** What needs it, e.g. "create and destroy on aws, google, oracle". */
+  purpose: string
+  required: boolean
+  ok: boolean
+  path?: string
+  version?: string
+  /** Why it is not ok, or a note. */
+  problem?: string
+  hint?: string
+}
+
+export interface CredentialCheck {
+  provider: CloudProvider
+  found: Array<Pick<CredentialSource, 'id' | 'label' | 'kind' | 'isDefault' | 'problem' | 'region' | 'project'>>
+  /** The one citc would use without being told (the default), if any. */
+  wouldUse?: string
+}
+
+export interface DoctorReport {
+  ok: boolean
+  scope: Scope[]
+  tools: ToolCheck[]
+  credentials: CredentialCheck[]
+  /** Names of required tools that are missing or too old. */
+  missing: string[]
+}
+
+const MIN_NODE = '20.0.0'
+
+async function version(path: string, args: string[], pick: RegExp): Promise<string | undefined> {
+  try {
+    const r = await run(path, args, {timeoutMs: 30_000})
+    return pick.exec(`${r.stdout}\n${r.stderr}`)?.[1]
+  } catch {
+    return undefined
+  }
+}
+
+export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<DoctorReport> {
+  const clouds = scope.filter((s): s is CloudProvider => s !== 'local')
+  const wantsLocal = scope.includes('local')
+  const tools: ToolCheck[] = []
+
+  const nodeVersion = process.versions.node
+  tools.push({
+    name: 'node',
+    purpose: 'citc itself',
+    required: true,
+    ok: compareVersions(nodeVersion, MIN_NODE) >= 0,
+    path: process.execPath,
+    version: nodeVersion,
+    ...(compareVersions(nodeVersion, MIN_NODE) >= 0 ? {} : {problem: `Node.js ${nodeVersion} is older than ${MIN_NODE}`, hint: 'install Node.js 20 or newer'}),
+  })
+
+  if (clouds.length > 0) {
+    const purpose = `create and destroy on ${clouds.join(', ')}`
+    try {
+      const tf = await detectTerraform()
+      tools.push({name: tf.binary, purpose, required: true, ok: true, path: tf.path, version: tf.version})
+    } catch (error) {
+      const e = error as CitcError
+      tools.push({name: 'terraform', purpose, required: true, ok: false, problem: e.message, hint: e.hint ?? INSTALL_HINT})
+    }
+    const npm = await which('npm')
+    tools.push({
+      name: 'npm',
+      purpose: 'create on clouds (packs citc to install it on the management node)',
+      required: true,
+      ok: Boolean(npm),
+      ...(npm ? {path: npm, version: await version(npm, ['--version'], /^(\d+\.\d+\.\d+)/m)} : {problem: 'not found on PATH', hint: 'npm comes with Node.js: install it from nodejs.org or your distribution (package npm)'}),
+    })
+  }
+
+  if (wantsLocal) {
+    const ansible = await which('ansible-playbook')
+    tools.push({
+      name: 'ansible-playbook',
+      purpose: 'create and destroy with --provider local',
+      required: true,
+      ok: Boolean(ansible),
+      ...(ansible
+        ? {path: ansible, version: await version(ansible, ['--version'], /ansible-playbook \[core ([^\]]+)\]/)}
+        : {problem: 'not found on PATH', hint: 'apt-get install ansible-core (citc create --provider local installs it too)'}),
+    })
+  }
+
+  const ssh = await which('ssh')
+  tools.push({
+    name: 'ssh',
+    purpose: 'citc ssh (interactive shell)',
+    required: false,
+    ok: Boolean(ssh),
+    ...(ssh ? {path: ssh, version: await version(ssh, ['-V'], /OpenSSH_([^\s,]+)/)} : {problem: 'not found on PATH', hint: 'install the OpenSSH client (openssh-client)'}),
+  })
+  const keygen = await which('ssh-keygen')
+  tools.push({
+    name: 'ssh-keygen',
+    purpose: 'making your own SSH keys (citc generates the cluster keys itself)',
+    required: false,
+    ok: Boolean(keygen),
+    ...(keygen ? {path: keygen} : {problem: 'not found on PATH', hint: 'install the OpenSSH client (openssh-client)'}),
+  })
+
+  for (const provider of clouds) {
+    const {tool, install} = SWEEP_TOOLS[provider]
+    const path = await which(tool)
+    tools.push({
+      name: tool,
+      purpose: `destroy on ${provider}: the sweep for leftovers tagged with the cluster`,
+      required: false,
+      ok: Boolean(path),
+      ...(path ? {path, version: await version(path, ['--version'], /(\d+\.\d+\.\d+)/)} : {problem: 'not found on PATH', hint: install}),
+    })
+  }
+
+  const ctx = {env: process.env, home: process.env.HOME || homedir()}
+  const credentials: CredentialCheck[] = clouds.map((provider) => {
+    const found = cloudProvider(provider).discoverCredentials(ctx)
+    return {
+      provider,
+      found: found.map(({id, label, kind, isDefault, problem, region, project}) => ({id, label, kind, isDefault, problem, region, project})),
+      wouldUse: (found.find((s) => s.isDefault) ?? found[0])?.label,
+    }
+  })
+
+  const missing = tools.filter((t) => t.required && !t.ok).map((t) => t.name)
+  return {ok: missing.length === 0, scope: [...scope], tools, credentials, missing}
+}
+
+/** The report for people. */
+export function doctorLines(r: DoctorReport): string[] {
+  const lines: string[] = []
+  for (const t of r.tools) {
+    const mark = t.ok ? '✓' : t.required ? '✗' : '!'
+    const what = t.ok ? `${t.version ? `${t.version} ` : ''}(${t.path})` : `${t.problem}${t.required ? '' : ' (optional)'}`
+    lines.push(`${mark} ${t.name.padEnd(19)} ${what}`)
+    lines.push(`  ${''.padEnd(19)} for ${t.purpose}${!t.ok && t.hint ? `; ${t.hint}` : ''}`)
+  }
+  for (const c of r.credentials) {
+    if (c.found.length === 0) {
+      lines.push(`! ${`${c.provider} credentials`.padEnd(19)} none found in the environment or the usual files`)
+      continue
+    }
+    lines.push(`✓ ${`${c.provider} credentials`.padEnd(19)} ${c.wouldUse ? `would use ${c.wouldUse}` : ''}`)
+    for (const s of c.found) lines.push(`  ${''.padEnd(19)} ${s.isDefault ? '*' : '-'} ${s.label}${s.problem ? ` — ${s.problem}` : ''}`)
+  }
+  lines.push('', r.ok ? 'Everything required is there.' : `Missing: ${r.missing.join(', ')}.`)
+  return lines
+}

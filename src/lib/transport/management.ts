@@ -1,0 +1,73 @@
+// The management node of a cluster citc knows, over SSH with the pinned host key — as the login user,
+// or as root (through sudo when the login user is not root: cloud images). Also the known_hosts file
+// the system's `ssh` needs to check the same pinned key (`citc ssh`).
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import writeFileAtomic from 'write-file-atomic'
+
+import type {ClusterPaths} from '../cluster/registry.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+import {CitcError} from '../errors.js'
+import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
+import {elevated} from './elevate.js'
+import {localTransport} from './local.js'
+import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint} from './ssh.js'
+import type {Transport} from './types.js'
+
+/** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */
+export function assertReachable(record: ClusterRecord): void {
+  if (record.mgmt.host === PENDING_HOST) {
+    throw new CitcError('usage', `cluster ${record.name} has no management node yet: its create stopped before Terraform made it`, {
+      hint: `continue it with \`citc create --name ${record.name} --resume\`, or take it away with \`citc destroy ${record.name}\``,
+    })
+  }
+}
+
+export interface ManagementOptions {
+  signal?: AbortSignal
+  /** Run commands as root (sudo -n when the login user is not root and the record says so). */
+  asRoot?: boolean
+  readyTimeoutMs?: number
+}
+
+export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
+  if (record.provider === 'local') return localTransport()
+  assertReachable(record)
+  const ssh = await connectSsh({
+    host: record.mgmt.host,
+    port: record.mgmt.port,
+    user: record.mgmt.user,
+    privateKey: record.mgmt.keyPath!,
+    hostKeyFingerprint: record.mgmt.hostKeyFingerprint!,
+    readyTimeoutMs: opts.readyTimeoutMs ?? 20_000,
+    signal: opts.signal,
+  })
+  return opts.asRoot && record.mgmt.sudo ? elevated(ssh) : ssh
+}
+
+/** The host part of a known_hosts line: "host", or "[host]:port" off port 22. */
+export function knownHostsName(host: string, port: number): string {
+  return port === 22 ? host : `[${host}]:${port}`
+}
+
+/**
+ * Write keys/known_hosts with the pinned key only: from keys/mgmt_host_ed25519.pub for clusters citc
+ * created (checked against the pinned fingerprint), else fetched from the host and checked against it.
+ * Returns its path.
+ */
+export async function writeKnownHosts(record: ClusterRecord, paths: ClusterPaths): Promise<{file: string; algorithm: string}> {
+  assertReachable(record)
+  const pinned = record.mgmt.hostKeyFingerprint
+  if (!pinned) throw new CitcError('usage', `cluster ${record.name} has no pinned host key`)
+  const pubFile = join(paths.keysDir, KEY_FILES.hostKeyPublic)
+  let line: string | undefined
+  if (existsSync(pubFile)) {
+    const pub = readFileSync(pubFile, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ')
+    if (publicKeyFingerprint(pub) === pinned) line = pub
+  }
+  line ??= await fetchPinnedHostKey({host: record.mgmt.host, port: record.mgmt.port, hostKeyFingerprint: pinned})
+  const file = join(paths.keysDir, KEY_FILES.knownHosts)
+  writeFileAtomic.sync(file, `${knownHostsName(record.mgmt.host, record.mgmt.port)} ${line}\n`, {mode: 0o600})
+  return {file, algorithm: line.split(' ')[0]}
+}

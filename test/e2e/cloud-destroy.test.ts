@@ -1,0 +1,226 @@
+// citc destroy (and status) for a cloud cluster, as a user runs them. Real: the management node's
+// SSH (an OpenSSH sshd on loopback with the host key citc generated) and its Slurm controller (a
+// private slurmctld with CLOUD nodes, one of them powered up). TEST DOUBLES: the terraform binary
+// (test/doubles/terraform) and the clouds' APIs behind the sweep (test/doubles/{aws,gcloud,oci}: a
+// JSON file is the "cloud"). The node programs are stand-in scripts that record their calls: this test
+// is about the order of destroy, not about stopping machines. Every call of the node program,
+// Terraform and the cloud CLI goes to one log, so the order is checked, not assumed.
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir, userInfo} from 'node:os'
+import {join, resolve} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
+import {generateFromLimits} from '../../src/lib/tasks/finish.js'
+import {citc, ROOT, type CliResult} from '../helpers/cli.js'
+import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
+import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
+
+const DOUBLES = resolve(ROOT, 'test', 'doubles')
+const work = mkdtempSync(join(tmpdir(), 'citc-cloud-destroy-'))
+const dataDir = join(work, 'data')
+const programs = join(work, 'programs')
+const order = join(work, 'order.log') // node programs, terraform and the cloud CLI, in the order called
+const cloud = join(work, 'cloud.json') // the "cloud" of the sweep's test double
+const registry = new ClusterRegistry(dataDir)
+const servers: Record<string, SshdSandbox> = {}
+let sb: SlurmSandbox
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+beforeAll(async () => {
+  mkdirSync(join(work, 'home'))
+  mkdirSync(programs)
+  for (const p of ['resume', 'suspend', 'resume-fail']) writeFileSync(join(programs, p), `#!/bin/sh\necho "node-program ${p} $*" >> ${order}\n`, {mode: 0o755})
+  sb = await slurmSandbox('dst')
+  const {generated} = generateFromLimits({provider: 'aws', clusterId: 'dst', limitsText: 'c5.xlarge: 2\n', limitsFile: 'limits.yaml', elastic: {programsDir: programs}, current: sb.base})
+  writeFileSync(sb.confPath, generated.slurmConf)
+  await sb.startController()
+}, 60_000)
+
+afterAll(async () => {
+  for (const s of Object.values(servers)) await s.stop()
+  await sb?.stop()
+  rmSync(work, {recursive: true, force: true})
+})
+
+const value = (v: unknown) => ({value: v, sensitive: false})
+function outputsFor(name: string, port: number): string {
+  const file = join(work, `${name}-outputs.json`)
+  const o = {
+    cluster_id: value(name), mgmt_public_ip: value('127.0.0.1'), mgmt_ssh_port: value(port), mgmt_private_ip: value('10.0.0.10'),
+    mgmt_user: value(userInfo().username), mgmt_hostname: value('mgmt'), mgmt_shape: value('t3a.medium'), region: value('us-east-1'),
+    zone: value('us-east-1a'), base_image: value({id: 'ami-0123'}), shared_fs_host: value('10.0.0.20'), shared_fs_path: value('/'),
+    shared_fs_mount_options: value('nfsvers=4.1'), vpc_id: value('vpc-0abc'), subnet_id: value('subnet-0abc'),
+    compute_security_group_id: value('sg-0abc'), node_role_arn: value('arn:aws:iam::123456789012:role/x'),
+  }
+  writeFileSync(file, JSON.stringify(o))
+  return file
+}
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    CITC_DATA_DIR: dataDir,
+    CITC_CLUSTER: undefined,
+    CITC_TERRAFORM: join(DOUBLES, 'terraform'),
+    PATH: `${DOUBLES}:${process.env.PATH}`,
+    HOME: join(work, 'home'),
+    AWS_PROFILE: undefined,
+    AWS_ACCESS_KEY_ID: undefined,
+    TF_DOUBLE_LOG: order,
+    CLOUD_DOUBLE_LOG: order,
+    CLOUD_DOUBLE_STATE: cloud,
+    ...extra,
+  }
+}
+const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs: 120_000})
+const orderLines = () => (existsSync(order) ? readFileSync(order, 'utf8').trim().split('\n') : [])
+const cloudIds = () => (JSON.parse(readFileSync(cloud, 'utf8')) as {resources: Array<{id: string}>}).resources.map((r) => r.id).sort()
+
+/**
+ * A cloud cluster whose Terraform resources exist (the double's state) and whose management node is
+ * an sshd with citc's host key: create applies, then stops at SSH (nobody listens yet); the sshd is
+ * started with the generated keys; cluster.yaml is pointed at it and at the sandbox's controller.
+ */
+async function cloudCluster(name: string): Promise<SshdSandbox> {
+  const closed = await freePort()
+  const r = await run(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', '--yes', '--ssh-timeout', '1'], {TF_DOUBLE_OUTPUTS: outputsFor(name, closed)})
+  expect(r.code, r.stderr).toBe(4)
+  expect(r.stderr).toMatch(/never came up/)
+  const keys = registry.paths(name).keysDir
+  const s = await startSshd({hostKeyFile: join(keys, 'mgmt_host_ed25519'), authorizeKey: readFileSync(join(keys, 'admin_ed25519.pub'), 'utf8')})
+  servers[name] = s
+  registry.update(name, (rec) => {
+    rec.mgmt.port = s.port
+    rec.slurm.confPath = sb.confPath
+    rec.slurm.programsDir = programs
+  })
+  return s
+}
+
+const nodeState = (node: string) => /State=(\S+)/.exec(sb.scontrol(['show', 'node', node]).stdout)?.[1] ?? ''
+
+describe('citc status for a cloud cluster', () => {
+  it('shows the Terraform outputs, the controller and the nodes; an unreachable node is reported, not an error', async () => {
+    const s = await cloudCluster('stat')
+    const r = await run(['status', '-c', 'stat', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const doc = r.json()
+    expect(doc).toMatchObject({cluster: 'stat', provider: 'aws', phase: 'creating', cloud: {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'}})
+    expect(doc.terraform.outputs).toMatchObject({vpc_id: 'vpc-0abc', mgmt_public_ip: '127.0.0.1'})
+    expect(doc.controller.up).toBe(true)
+    expect(doc.nodes.map((n: {name: string}) => n.name)).toEqual(['dst-c5-xlarge-0001', 'dst-c5-xlarge-0002'])
+    const human = await run(['status', '-c', 'stat'])
+    expect(human.stdout).toMatch(/Cloud: us-east-1 \/ us-east-1a, management shape t3a\.medium — create has not finished/)
+
+    await s.stop()
+    delete servers.stat
+    const down = await run(['status', '-c', 'stat', '--json'])
+    expect(down.code, down.stderr).toBe(0)
+    expect(down.json().controller).toMatchObject({up: false, error: expect.stringMatching(/cannot reach the management node: .*connection refused/)})
+    expect(down.json().terraform.outputs.vpc_id).toBe('vpc-0abc')
+  }, 60_000)
+})
+
+describe('citc destroy for a cloud cluster', () => {
+  it('needs the name typed, or --yes', async () => {
+    await cloudCluster('ask')
+    const r = await run(['destroy', 'ask'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/pass --yes/)
+    expect(existsSync(registry.paths('ask').dir)).toBe(true)
+  }, 60_000)
+
+  it('powers the nodes down through the management node, then terraform destroy, then sweeps by tag, then forgets the cluster', async () => {
+    await cloudCluster('dst')
+    // One node powered up (the stand-in resume program records it; Slurm shows it powering up).
+    expect(sb.scontrol(['update', 'NodeName=dst-c5-xlarge-0001', 'State=POWER_UP']).status).toBe(0)
+    for (let i = 0; i < 50 && !/POWER/.test(nodeState('dst-c5-xlarge-0001')) ; i++) await sleep(100)
+    writeFileSync(
+      cloud,
+      JSON.stringify({
+        resources: [
+          {provider: 'aws', kind: 'instance', id: 'i-0leftover', name: 'dst-c5-xlarge-0002', cluster: 'dst'},
+          {provider: 'aws', kind: 'image', id: 'ami-0old', name: 'citc-slurm-compute-dst-v1', cluster: 'dst'},
+          {provider: 'aws', kind: 'snapshot', id: 'snap-0old', cluster: 'dst'},
+          {provider: 'aws', kind: 'instance', id: 'i-0other', name: 'other-node', cluster: 'other'},
+        ],
+      }),
+    )
+    const mark = orderLines().length
+    const r = await run(['destroy', 'dst', '--yes', '--json'])
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+    const doc = r.json()
+    expect(doc.poweredDown).toEqual(['dst-c5-xlarge-0001'])
+    expect(doc.terraform.destroyed).toBeGreaterThan(10)
+    expect(doc.sweep.deleted.map((x: {id: string}) => x.id)).toEqual(['i-0leftover', 'ami-0old', 'snap-0old'])
+    expect(doc.warnings).toEqual([])
+
+    const lines = orderLines().slice(mark)
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l))
+    const suspend = at(/^node-program suspend dst-c5-xlarge-0001$/)
+    const destroy = at(/^destroy -input=false .*-auto-approve/)
+    const list = at(/^aws ec2 describe-instances .*Name=tag:cluster,Values=dst /)
+    const terminate = at(/^aws ec2 terminate-instances --instance-ids i-0leftover/)
+    const deregister = at(/^aws ec2 deregister-image --image-id ami-0old/)
+    const snapshot = at(/^aws ec2 delete-snapshot --snapshot-id snap-0old/)
+    expect([suspend, destroy, list, terminate, deregister, snapshot].every((i) => i >= 0), lines.join('\n')).toBe(true)
+    expect(suspend).toBeLessThan(destroy)
+    expect(destroy).toBeLessThan(list)
+    expect(list).toBeLessThan(terminate)
+    expect(terminate).toBeLessThan(deregister)
+    expect(deregister).toBeLessThan(snapshot)
+    // Only what carries this cluster's tag was touched; the state is gone last.
+    expect(cloudIds()).toEqual(['i-0other'])
+    expect(existsSync(registry.paths('dst').dir)).toBe(false)
+  }, 90_000)
+
+  it('a failed terraform destroy keeps the state and says what remains; with the management node dead, the next run warns and finishes', async () => {
+    const s = await cloudCluster('dst2')
+    const mark = orderLines().length
+    const failed = await run(['destroy', 'dst2', '--yes'], {TF_DOUBLE_FAIL: 'destroy'})
+    expect(failed.code).toBe(4)
+    expect(failed.stderr).toMatch(/destroy did not finish: terraform destroy failed/)
+    expect(failed.stderr).toMatch(/What remains: Terraform still manages \d+ resource\(s\): .*aws_instance\.mgmt/)
+    expect(failed.stderr).toMatch(/citc's state for dst2 is kept/)
+    expect(failed.stderr).toMatch(/run `citc destroy dst2` again/)
+    expect(existsSync(registry.paths('dst2').clusterYaml)).toBe(true)
+    expect(orderLines().slice(mark).some((l) => l.startsWith('aws '))).toBe(false) // no sweep after a failed destroy
+
+    await s.stop()
+    delete servers.dst2
+    const r = await run(['destroy', 'dst2', '--yes'])
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+    expect(r.stderr).toMatch(/warning: the management node 127\.0\.0\.1 cannot be reached \(.*connection refused\): its compute nodes were not powered down; the sweep looks for them by tag/)
+    expect(existsSync(registry.paths('dst2').dir)).toBe(false)
+  }, 90_000)
+
+  it('a leftover the sweep cannot delete keeps the state, named; the next run finishes', async () => {
+    await cloudCluster('dst3')
+    writeFileSync(cloud, JSON.stringify({resources: [{provider: 'aws', kind: 'instance', id: 'i-0stuck', name: 'dst3-node', cluster: 'dst3'}]}))
+    const failed = await run(['destroy', 'dst3', '--yes'], {CLOUD_DOUBLE_FAIL: 'delete:i-0stuck'})
+    expect(failed.code).toBe(4)
+    expect(failed.stderr).toMatch(/the sweep could not delete: instance i-0stuck \(dst3-node\) \(aws ec2 terminate-instances failed .*UnauthorizedOperation/)
+    expect(failed.stderr).toMatch(/What remains: instance i-0stuck \(dst3-node\)/)
+    expect(existsSync(registry.paths('dst3').clusterYaml)).toBe(true)
+    const r = await run(['destroy', 'dst3', '--yes', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json().terraform.destroyed).toBe(0) // destroyed by the first run already
+    expect(r.json().sweep.deleted).toEqual([{kind: 'instance', id: 'i-0stuck', name: 'dst3-node'}])
+    expect(existsSync(registry.paths('dst3').dir)).toBe(false)
+  }, 90_000)
+
+  it('without the cloud CLI the sweep cannot run: the state is kept, and --skip-sweep is offered', async () => {
+    await cloudCluster('dst4')
+    const noCli = {PATH: '/usr/bin:/bin'} // no test doubles, and no aws CLI, on this PATH
+    const failed = await run(['destroy', 'dst4', '--yes'], noCli)
+    expect(failed.code).toBe(4)
+    expect(failed.stderr).toMatch(/the sweep for leftovers tagged cluster=dst4 could not run: aws is not installed/)
+    expect(failed.stderr).toMatch(/install the AWS CLI/)
+    expect(failed.stderr).toMatch(/--skip-sweep/)
+    expect(existsSync(registry.paths('dst4').clusterYaml)).toBe(true)
+    const r = await run(['destroy', 'dst4', '--yes', '--skip-sweep', '--json'], noCli)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json().sweep).toEqual({skipped: true})
+    expect(existsSync(registry.paths('dst4').dir)).toBe(false)
+  }, 90_000)
+})
