@@ -120,7 +120,7 @@ describe('a local cluster, end to end', () => {
     expect(mode(`/mnt/shared/home/${USER}/.ssh/authorized_keys`)).toBe(`600 ${user.uid}`)
     expect(mode(`/mnt/shared/home/${USER}/.password`)).toBe(`400 ${user.uid}`)
     expect(readFileSync(`/mnt/shared/home/${USER}/.ssh/authorized_keys`, 'utf8')).toContain(readFileSync(join(work, 'alice.pub'), 'utf8').split(' ')[1])
-    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', `where user=${USER}`, 'format=account']).stdout.trim()).toBe(NAME)
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', `user=${USER}`, 'format=account']).stdout.trim()).toBe(NAME)
     const list = await citc(['users', '-c', NAME, '--json'], {env})
     expect(list.json().users.map((u: {username: string}) => u.username)).toEqual([USER])
     // Refusals change nothing: a user that exists, and a name a shell would split.

@@ -1,19 +1,10 @@
-// From a cluster record to a Transport: this machine for the local provider, SSH with the pinned
-// host key for everything else.
+// From a cluster record to a Transport that acts as root on the management node: this machine for
+// the local provider, SSH with the pinned host key (and sudo where the login user is not root) for
+// everything else. finish, add-user and status all need root there.
 import type {ClusterRecord} from '../cluster/schema.js'
-import {localTransport} from './local.js'
-import {connectSsh} from './ssh.js'
+import {connectManagement} from './management.js'
 import type {Transport} from './types.js'
 
-export async function connectCluster(record: ClusterRecord, opts: {signal?: AbortSignal} = {}): Promise<Transport> {
-  if (record.provider === 'local') return localTransport()
-  return connectSsh({
-    host: record.mgmt.host,
-    port: record.mgmt.port,
-    user: record.mgmt.user,
-    privateKey: record.mgmt.keyPath!,
-    hostKeyFingerprint: record.mgmt.hostKeyFingerprint!,
-    readyTimeoutMs: 20_000,
-    signal: opts.signal,
-  })
+export function connectCluster(record: ClusterRecord, opts: {signal?: AbortSignal} = {}): Promise<Transport> {
+  return connectManagement(record, {...opts, asRoot: true})
 }
