@@ -152,32 +152,7 @@ export function cloudProvider(name: CloudProvider): CloudProviderSpec {
   }
 }
 
-/** Outputs every provider has, read by create, status and ssh. */
-export const COMMON_OUTPUTS = [
-  'cluster_id',
-  'mgmt_public_ip',
-  'mgmt_private_ip',
-  'mgmt_user',
-  'mgmt_hostname',
-  'mgmt_shape',
-  'region',
-  'base_image',
-  'shared_fs_host',
-  'shared_fs_path',
-  'shared_fs_mount_options',
-] as const
-
-/** Variables every provider declares and citc always writes. */
-export const COMMON_VARIABLES = [
-  'cluster_id',
-  'region',
-  'mgmt_shape',
-  'ssh_public_key',
-  'ssh_host_key',
-  'ssh_host_key_public',
-  'image_os',
-  'ssh_cidr',
-] as const
+export {COMMON_OUTPUTS, COMMON_VARIABLES} from './terraform-io.js'
 
 // ---------------------------------------------------------------------------------------------
 // Templates and the working directory

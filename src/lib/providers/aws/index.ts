@@ -3,6 +3,7 @@
 import type {InputProblem} from '../../errors.js'
 import {awsCatalogue} from '../../shapes/aws.js'
 import {commonTfvars, type AwsInputs, type CloudProviderSpec, type CredentialSource} from '../cloud.js'
+import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {discoverAwsCredentials} from './credentials.js'
 
 export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
@@ -14,36 +15,8 @@ export const awsProvider: CloudProviderSpec<AwsInputs> = {
   name: 'aws',
   title: 'Amazon Web Services',
   defaults: AWS_DEFAULTS,
-  variables: [
-    'cluster_id',
-    'region',
-    'mgmt_shape',
-    'ssh_public_key',
-    'ssh_host_key',
-    'ssh_host_key_public',
-    'image_os',
-    'ssh_cidr',
-    'zone',
-    'mgmt_arch',
-  ],
-  outputs: [
-    'cluster_id',
-    'mgmt_public_ip',
-    'mgmt_private_ip',
-    'mgmt_user',
-    'mgmt_hostname',
-    'mgmt_shape',
-    'region',
-    'base_image',
-    'shared_fs_host',
-    'shared_fs_path',
-    'shared_fs_mount_options',
-    'zone',
-    'vpc_id',
-    'subnet_id',
-    'compute_security_group_id',
-    'node_role_arn',
-  ],
+  variables: [...COMMON_VARIABLES, 'zone', 'mgmt_arch'],
+  outputs: [...COMMON_OUTPUTS, 'zone', 'vpc_id', 'subnet_id', 'compute_security_group_id', 'node_role_arn'],
 
   tfvars(inputs) {
     const shape = inputs.mgmtShape ?? AWS_DEFAULTS.mgmtShape

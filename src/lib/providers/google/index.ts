@@ -3,6 +3,7 @@
 import type {InputProblem} from '../../errors.js'
 import {googleCatalogue} from '../../shapes/google.js'
 import {commonTfvars, type CloudProviderSpec, type CredentialSource, type GoogleInputs} from '../cloud.js'
+import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {discoverGoogleCredentials} from './credentials.js'
 
 export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
@@ -18,38 +19,8 @@ export const googleProvider: CloudProviderSpec<GoogleInputs> = {
   name: 'google',
   title: 'Google Cloud',
   defaults: GOOGLE_DEFAULTS,
-  variables: [
-    'cluster_id',
-    'region',
-    'mgmt_shape',
-    'ssh_public_key',
-    'ssh_host_key',
-    'ssh_host_key_public',
-    'image_os',
-    'ssh_cidr',
-    'project',
-    'zone',
-    'mgmt_arch',
-  ],
-  outputs: [
-    'cluster_id',
-    'mgmt_public_ip',
-    'mgmt_private_ip',
-    'mgmt_user',
-    'mgmt_hostname',
-    'mgmt_shape',
-    'region',
-    'base_image',
-    'shared_fs_host',
-    'shared_fs_path',
-    'shared_fs_mount_options',
-    'project',
-    'zone',
-    'network',
-    'subnetwork',
-    'compute_network_tag',
-    'node_service_account',
-  ],
+  variables: [...COMMON_VARIABLES, 'project', 'zone', 'mgmt_arch'],
+  outputs: [...COMMON_OUTPUTS, 'project', 'zone', 'network', 'subnetwork', 'compute_network_tag', 'node_service_account'],
 
   tfvars(inputs) {
     const shape = inputs.mgmtShape ?? GOOGLE_DEFAULTS.mgmtShape

@@ -2,6 +2,7 @@
 // reads, and the API key Terraform will use. (Uses cloud.ts's values only inside functions.)
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CloudProviderSpec, type OracleInputs} from '../cloud.js'
+import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {discoverOracleCredentials} from './credentials.js'
 
 export {oracleCredentialInputs} from './credentials.js'
@@ -22,44 +23,8 @@ export const oracleProvider: CloudProviderSpec<OracleInputs> = {
   name: 'oracle',
   title: 'Oracle Cloud Infrastructure',
   defaults: ORACLE_DEFAULTS,
-  variables: [
-    'cluster_id',
-    'region',
-    'mgmt_shape',
-    'ssh_public_key',
-    'ssh_host_key',
-    'ssh_host_key_public',
-    'image_os',
-    'ssh_cidr',
-    'tenancy_ocid',
-    'compartment_ocid',
-    'availability_domain',
-    'mgmt_ocpus',
-    'mgmt_memory_gb',
-    'config_file_profile',
-    'user_ocid',
-    'fingerprint',
-    'private_key_path',
-  ],
-  outputs: [
-    'cluster_id',
-    'mgmt_public_ip',
-    'mgmt_private_ip',
-    'mgmt_user',
-    'mgmt_hostname',
-    'mgmt_shape',
-    'region',
-    'base_image',
-    'shared_fs_host',
-    'shared_fs_path',
-    'shared_fs_mount_options',
-    'compartment_id',
-    'availability_domain',
-    'ad_number',
-    'vcn_id',
-    'subnet_id',
-    'dns_domain',
-  ],
+  variables: [...COMMON_VARIABLES, 'tenancy_ocid', 'compartment_ocid', 'availability_domain', 'mgmt_ocpus', 'mgmt_memory_gb', 'config_file_profile', 'user_ocid', 'fingerprint', 'private_key_path'],
+  outputs: [...COMMON_OUTPUTS, 'compartment_id', 'availability_domain', 'ad_number', 'vcn_id', 'subnet_id', 'dns_domain'],
 
   tfvars(inputs) {
     const {shape, ocpus, memoryGb} = splitOracleShape(inputs.mgmtShape ?? ORACLE_DEFAULTS.mgmtShape)
