@@ -106,10 +106,7 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
   const gres = gresPath(confPath)
   const dir = confPath.replace(/\/[^/]*$/, '')
 
-  // 1. Nodes that leave the configuration: never orphaned. Busy ones need --force.
-  const poweredDown = await powerDownRemoved(o, report)
-
-  // 2. Upload next to the live files and validate with Slurm's own parser, before touching them.
+  // 1. Upload next to the live files and validate with Slurm's own parser, before touching anything.
   const t = stamp((o.now ?? (() => new Date()))())
   const nextConf = `${dir}/.slurm.conf.citc-next`
   const nextGres = `${dir}/.gres.conf.citc-next`
@@ -123,6 +120,16 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
     throw remoteError(`Slurm rejects the generated slurm.conf; nothing was changed:\n${problem}`, {
       hint: 'this is a bug in citc or a bad setting under slurm: in limits.yaml; run with --verbose and report it',
     })
+  }
+  o.signal?.throwIfAborted()
+
+  // 2. Nodes that leave the configuration: never orphaned. Busy ones need --force.
+  let poweredDown: string[]
+  try {
+    poweredDown = await powerDownRemoved(o, report)
+  } catch (error) {
+    await transport.run(['rm', '-f', nextConf, nextGres])
+    throw error
   }
   o.signal?.throwIfAborted()
 
