@@ -2,7 +2,6 @@
 // cluster's slurm.conf named explicitly (SLURM_CONF), so it works wherever the file lives.
 import {remoteError} from '../errors.js'
 import type {Transport} from '../transport/types.js'
-import {parseConfLine} from './conf-parse.js'
 
 export interface NodeState {
   name: string
@@ -103,7 +102,16 @@ export function parseNodeStates(text: string): NodeState[] {
     // Reason= runs to the end of the line and may contain spaces: cut it off before parsing.
     const reasonAt = line.indexOf(' Reason=')
     const main = reasonAt === -1 ? line : line.slice(0, reasonAt)
-    const pairs = new Map(parseConfLine(main).map(([k, v]) => [k, v]))
+    // Not slurm.conf syntax: values may hold spaces and '#' (OS=Linux 6.1.0 #1 SMP …), so split only
+    // where the next "Key=" starts.
+    const pairs = new Map(
+      main
+        .split(/ +(?=[A-Za-z_]+=)/)
+        .map((piece) => {
+          const eq = piece.indexOf('=')
+          return [piece.slice(0, eq), piece.slice(eq + 1).trim()] as [string, string]
+        }),
+    )
     const num = (k: string) => (pairs.has(k) ? Number(pairs.get(k)) : undefined)
     out.push({
       name: pairs.get('NodeName')!,
