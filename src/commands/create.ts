@@ -97,7 +97,7 @@ Ctrl-C, skipping the steps done.`
           provider: 'local',
           name: flags.name ?? config?.values.name,
           limits: flags.limits ?? fromConfig(config?.values.limits),
-          'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'] ?? 60,
+          'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'],
         },
         this.config.dataDir,
       )

@@ -1,6 +1,7 @@
 // slurm.conf and gres.conf renderers. Pure and deterministic byte for byte: the same input always
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
 import type {Provider} from '../shapes/types.js'
+import {CitcError} from '../errors.js'
 import {isBlockKey} from './managed-keys.js'
 import type {NodeGroup, PartitionDef} from './nodes.js'
 
@@ -187,7 +188,9 @@ export function mergeSlurmConf(existing: string, block: string): string {
   const start = lines.findIndex((l) => l.trim() === START_MARKER)
   const end = start === -1 ? -1 : lines.findIndex((l, i) => i > start && l.trim() === END_MARKER)
   if (start !== -1 && end === -1) {
-    throw new Error(`slurm.conf has "${START_MARKER}" without a matching "${END_MARKER}"`)
+    throw new CitcError('invalidInput', `slurm.conf has "${START_MARKER}" without a matching "${END_MARKER}"`, {
+      hint: `put "${END_MARKER}" back after the node and partition lines of the cluster's slurm.conf, then run finish again`,
+    })
   }
   const before = start === -1 ? lines : lines.slice(0, start)
   const after = start === -1 ? [] : lines.slice(end + 1)

@@ -24,12 +24,14 @@ import {requestFor} from './finish-flow.js'
 import {taskList, withInterrupts} from './listr.js'
 
 export const LOCAL_CONF_PATH = '/mnt/shared/etc/slurm/slurm.conf'
+const DEFAULT_SUSPEND_TIME = 60
 
 export interface CreateLocalInput {
   name: string
   limitsText: string
   limitsFile: string
-  suspendTime: number
+  /** Seconds idle before power-down; undefined keeps the cluster's (60 for a new one). */
+  suspendTime?: number
   force: boolean
   resume: boolean
   /** The citc package on this machine: its bin/run.js runs the node programs, its playbooks/ configure. */
@@ -63,7 +65,13 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       origin: 'created',
       mgmt: {host: 'localhost', port: 22, user: 'root', hostname: hostname()},
       slurm: {confPath: LOCAL_CONF_PATH},
-      settings: {suspendTime: input.suspendTime},
+      settings: {suspendTime: input.suspendTime ?? DEFAULT_SUSPEND_TIME},
+    })
+  } else if (input.suspendTime !== undefined && registry.get(input.name).settings?.suspendTime !== input.suspendTime) {
+    // A re-run with another --suspend-time changes it (finish writes it into slurm.conf).
+    const suspendTime = input.suspendTime
+    registry.update(input.name, (r) => {
+      r.settings = {...r.settings, suspendTime}
     })
   }
   const paths = registry.paths(input.name)
@@ -165,7 +173,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       io.log(
         [
           `Cluster ${input.name} is ready. This machine is its management node; compute nodes start when jobs need them`,
-          `and stop after ${input.suspendTime} s idle. Next:`,
+          `and stop after ${record.settings?.suspendTime ?? DEFAULT_SUSPEND_TIME} s idle. Next:`,
           ...next.map(([c, why]) => `  ${c.padEnd(width)}  # ${why}`),
         ].join('\n'),
       )

@@ -16,7 +16,8 @@ export interface CreateFlags {
   provider?: string
   name?: string
   limits?: string
-  'suspend-time': number
+  /** Unset: 60 s for a new cluster, unchanged on a re-run. */
+  'suspend-time'?: number
   resume: boolean
   force: boolean
 }

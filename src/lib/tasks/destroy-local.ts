@@ -13,8 +13,17 @@ import {localDriver} from '../providers/local/driver.js'
 import {runPlaybook} from '../tools/ansible.js'
 import {localTransport} from '../transport/local.js'
 import {playbookVars} from './create-local.js'
-import {elasticLogger} from './node-programs.js'
+import {driverFor, elasticLogger, readNodeHostConfig} from './node-programs.js'
 import {taskList, withInterrupts} from './listr.js'
+
+/** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
+function nodeDriver() {
+  try {
+    return driverFor(readNodeHostConfig())
+  } catch {
+    return localDriver()
+  }
+}
 
 export async function destroyLocal(io: Io, name: string, dataDir: string, packageRoot: string) {
   const registry = clusterRegistry(dataDir)
@@ -33,7 +42,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
           {
             title: 'Power down every compute node',
             task: async (_, task) => {
-              const driver = localDriver()
+              const driver = nodeDriver()
               const running = await driver.running()
               const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
               const outcomes = await driver.suspend(
@@ -69,7 +78,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
           {
             title: 'Check that nothing is left running',
             task: async () => {
-              const left = await localDriver().running()
+              const left = await nodeDriver().running()
               if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
             },
           },

@@ -6,6 +6,7 @@ import {CitcError, remoteError} from '../errors.js'
 import {catalogueFor, suggestShapes} from '../shapes/index.js'
 import type {Provider} from '../shapes/types.js'
 import {parseConfLines} from '../slurm/conf-parse.js'
+import {expandHostlist} from '../slurm/hostlist.js'
 import {Controller, isBusy, isPoweredUp, type NodeState} from '../slurm/controller.js'
 import {type Generated, generateConfig} from '../slurm/generate.js'
 import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
@@ -150,8 +151,15 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
   try {
     await activate(o, action, report)
   } catch (error) {
-    await rollback(o, backup, t, report)
     const why = error instanceof Error ? error.message : String(error)
+    try {
+      await rollback(o, backup, t, report)
+    } catch (rollbackError) {
+      throw remoteError(
+        `the new configuration did not take: ${why}\nRolling back failed too: ${rollbackError instanceof Error ? rollbackError.message : String(rollbackError)}`,
+        {hint: `restore ${backup ?? 'the previous slurm.conf'} over ${confPath} by hand and restart slurmctld; the rejected file is ${confPath}.rejected-${t}`},
+      )
+    }
     throw remoteError(
       `the new configuration did not take: ${why}\n` +
         (backup ? `The previous slurm.conf was restored from ${backup} and slurmctld is running it again.` : 'There was no previous slurm.conf to restore.'),
@@ -161,21 +169,36 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
   return {backup, action, poweredDown}
 }
 
+/**
+ * Nodes that leave the configuration, and running nodes whose definition changes (a local node's
+ * port, a cloud node's size): powered down before the swap, so none is orphaned or left running
+ * with a definition Slurm no longer has.
+ */
 async function powerDownRemoved(o: ApplyOptions, report: (m: string) => void): Promise<string[]> {
-  if (!o.plan.removedNodes || !o.state.controllerUp) return []
-  const leaving = await o.controller.nodes(o.plan.removedNodes)
+  const affected = [o.plan.removedNodes, ...o.plan.redefinedNodes].filter(Boolean).join(',')
+  if (!affected) return []
+  if (!o.state.controllerUp) {
+    if (o.plan.removedNodeCount === 0 || o.force) return []
+    throw remoteError(`slurmctld is not running, so citc cannot tell whether the ${o.plan.removedNodeCount} node(s) leaving the configuration are running: ${o.plan.removedNodes}`, {
+      hint: 'start slurmctld and run finish again, or pass --force if you know those nodes are not running (they would be orphaned otherwise)',
+    })
+  }
+  const leaving = await o.controller.nodes(affected)
   const up = leaving.filter(isPoweredUp)
   if (up.length === 0) return []
   const busy = up.filter(isBusy)
   if (busy.length > 0 && !o.force) {
-    throw new CitcError('invalidInput', `${busy.length} node(s) leaving the configuration are running jobs: ${busy.map((n) => n.name).join(', ')}`, {
+    throw new CitcError('invalidInput', `${busy.length} node(s) leaving or changing in the configuration are running jobs: ${busy.map((n) => n.name).join(', ')}`, {
       hint: 'wait for their jobs to end, or pass --force to cancel those jobs and power the nodes down',
     })
   }
   const names = up.map((n) => n.name)
   const list = names.join(',')
-  report(`draining and powering down ${names.length} node(s) that leave the configuration`)
-  await o.controller.update([`NodeName=${list}`, 'State=DRAIN', 'Reason=removed from limits.yaml by citc finish'])
+  report(`draining and powering down ${names.length} node(s) that leave or change in the configuration`)
+  // Only nodes that leave are drained: a drain would outlive the restart on nodes that stay.
+  const removed = new Set(o.plan.removedNodes ? expandHostlist(o.plan.removedNodes) : [])
+  const draining = names.filter((n) => removed.has(n))
+  if (draining.length > 0) await o.controller.update([`NodeName=${draining.join(',')}`, 'State=DRAIN', 'Reason=citc finish: removed from limits.yaml'])
   await o.controller.update([`NodeName=${list}`, 'State=POWER_DOWN_FORCE'])
   const deadline = Date.now() + (o.powerDownTimeoutS ?? 300) * 1000
   for (;;) {
@@ -219,8 +242,13 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
   if (!backup) return
   await o.transport.check(['cp', '-p', backup, `${dir}/.slurm.conf.citc-restore`])
   await o.transport.check(['mv', '-f', `${dir}/.slurm.conf.citc-restore`, confPath])
-  const gresBackup = `${dir}/backups/gres.conf.${t}`
-  if (o.state.currentGres !== undefined) await o.transport.check(['cp', '-p', gresBackup, gresPath(confPath)])
+  const gres = gresPath(confPath)
+  if (o.state.currentGres === undefined) {
+    await o.transport.check(['rm', '-f', gres])
+  } else {
+    await o.transport.check(['cp', '-p', `${dir}/backups/gres.conf.${t}`, `${dir}/.gres.conf.citc-restore`])
+    await o.transport.check(['mv', '-f', `${dir}/.gres.conf.citc-restore`, gres])
+  }
   await o.controller.restart()
   const restored = o.state.currentConf ?? ''
   if (!(await o.controller.waitUp((o.controllerTimeoutS ?? 60) * 1000, {pidFile: pidFileOf(restored)}))) {

@@ -59,7 +59,12 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg
   const names = expandHostlist(hostlist)
   log(`${program} ${hostlist} (${names.length} node(s))`)
   try {
-    const states = await controller.nodes(hostlist)
+    // The features say what to start; if slurmctld does not answer, still act (the local driver
+    // needs only names) rather than leave Slurm waiting ResumeTimeout.
+    const states = await controller.nodes(hostlist).catch((error: unknown) => {
+      log(`could not read the nodes' features (${error instanceof Error ? error.message : String(error)}); going on with names only`)
+      return []
+    })
     const known = new Map(states.map((s) => [s.name, s]))
     const specs = names.map((name) => (known.has(name) ? specFromState(known.get(name)!) : {name, shape: 'unknown'}))
     let outcomes: NodeOutcome[]

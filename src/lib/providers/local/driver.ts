@@ -5,7 +5,7 @@
 // - own port and spool/log/pid files (slurm.conf's Port= and %n do that);
 // - started detached with absolute paths (slurmctld runs us with a minimal PATH), stopped for sure:
 //   SIGTERM, then SIGKILL after a grace period, until the process is gone and its port is free.
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
@@ -54,6 +54,15 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** True if pid runs the program at `exe` (a pid file can outlive its process and the pid be reused). */
+function runs(pid: number, exe: string): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`) === realpathSync(exe)
+  } catch {
+    return false
+  }
+}
+
 function readPid(file: string): number | undefined {
   try {
     const pid = Number(readFileSync(file, 'utf8').trim())
@@ -73,18 +82,39 @@ const SAFE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/
 export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDriver {
   const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}
   const pidFile = (name: string) => join(o.runDir, `${name}.pid`)
-  const slurmdPid = (name: string) => readPid(o.slurmdPidFile.replace('%n', name))
+  const slurmdPidFile = (name: string) => o.slurmdPidFile.replace('%n', name)
+  /** The node's slurmd, if its pid file names a live slurmd. */
+  const slurmdPid = (name: string) => {
+    const pid = readPid(slurmdPidFile(name))
+    return pid !== undefined && pidAlive(pid) && runs(pid, o.slurmd) ? pid : undefined
+  }
+  /** The node's launcher (unshare), if its pid file names a live one. */
+  const launcherPid = (name: string) => {
+    const pid = readPid(pidFile(name))
+    return pid !== undefined && pidAlive(pid) && runs(pid, o.unshare) ? pid : undefined
+  }
 
+  /** Never throws: a failure to start is an outcome, so it is reported to Slurm at once. */
   async function start(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
+    try {
+      return await startOnce(node, log)
+    } catch (error) {
+      return {name: node.name, ok: false, error: error instanceof Error ? error.message : String(error)}
+    }
+  }
+
+  async function startOnce(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
     const {name} = node
     if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
-    const existing = readPid(pidFile(name))
-    if (existing && pidAlive(existing)) {
+    const existing = launcherPid(name)
+    if (existing) {
       log(`${name}: already running (pid ${existing})`)
       return {name, ok: true}
     }
     mkdirSync(o.runDir, {recursive: true})
     mkdirSync(o.logDir, {recursive: true})
+    // A pid file left by a slurmd that was killed would make the wait below trust a stranger.
+    rmSync(slurmdPidFile(name), {force: true})
     // The node must "boot" after the power-up request: let the request's second pass first.
     await sleep(1100)
     const offset = hostUptimeSeconds()
@@ -112,7 +142,7 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     while (Date.now() < deadline) {
       if (!pidAlive(pid)) break
       const sp = slurmdPid(name)
-      if (sp && pidAlive(sp)) {
+      if (sp) {
         log(`${name}: slurmd is up (pid ${sp})`)
         return {name, ok: true}
       }
@@ -127,7 +157,8 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
   async function stop(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
     const {name} = node
     if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
-    const pids = [slurmdPid(name), readPid(pidFile(name))].filter((p): p is number => p !== undefined && pidAlive(p))
+    // Only processes that still are this node's slurmd or launcher: pid files outlive processes.
+    const pids = [slurmdPid(name), launcherPid(name)].filter((p): p is number => p !== undefined)
     for (const p of pids) signal(p, 'SIGTERM')
     const deadline = Date.now() + o.stopGraceS * 1000
     while (pids.some(pidAlive) && Date.now() < deadline) await sleep(200)
@@ -141,6 +172,7 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     const left = pids.filter(pidAlive)
     if (left.length > 0) return {name, ok: false, error: `process ${left.join(', ')} would not die`}
     rmSync(pidFile(name), {force: true})
+    rmSync(slurmdPidFile(name), {force: true})
     log(`${name}: stopped`)
     return {name, ok: true}
   }
@@ -153,10 +185,7 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
       return readdirSync(o.runDir)
         .filter((f) => f.endsWith('.pid'))
         .map((f) => f.slice(0, -4))
-        .filter((n) => {
-          const p = readPid(pidFile(n))
-          return p !== undefined && pidAlive(p)
-        })
+        .filter((n) => launcherPid(n) !== undefined)
     },
   }
 }
