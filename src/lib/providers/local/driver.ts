@@ -5,7 +5,7 @@
 // - own port and spool/log/pid files (slurm.conf's Port= and %n do that);
 // - started detached with absolute paths (slurmctld runs us with a minimal PATH), stopped for sure:
 //   SIGTERM, then SIGKILL after a grace period, until the process is gone and its port is free.
-import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
@@ -63,6 +63,15 @@ function runs(pid: number, exe: string): boolean {
   }
 }
 
+/** When the file was last written (ms since the epoch), or now if it is gone. */
+function mtimeMs(file: string): number {
+  try {
+    return statSync(file).mtimeMs
+  } catch {
+    return Date.now()
+  }
+}
+
 function readPid(file: string): number | undefined {
   try {
     const pid = Number(readFileSync(file, 'utf8').trim())
@@ -94,10 +103,42 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     return pid !== undefined && pidAlive(pid) && runs(pid, o.unshare) ? pid : undefined
   }
 
+  /**
+   * One node program at a time per node: a suspend that arrives while the node is starting (finish
+   * powering down a POWERING_UP node) waits for the start, then stops what it started.
+   */
+  async function withNodeLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    mkdirSync(o.runDir, {recursive: true})
+    const file = join(o.runDir, `${name}.lock`)
+    const deadline = Date.now() + (o.startTimeoutS + o.stopGraceS + 30) * 1000
+    for (;;) {
+      try {
+        writeFileSync(file, `${process.pid}\n`, {flag: 'wx'})
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        const holder = readPid(file)
+        // Empty for a moment while its writer is between open and write: only stale when old.
+        const stale = holder === undefined ? Date.now() - mtimeMs(file) > 5000 : !pidAlive(holder)
+        if (stale) {
+          rmSync(file, {force: true}) // left by a node program that died
+          continue
+        }
+        if (Date.now() > deadline) throw new Error(`another node program (pid ${holder}) is still working on ${name}`)
+        await sleep(200)
+      }
+    }
+    try {
+      return await fn()
+    } finally {
+      rmSync(file, {force: true})
+    }
+  }
+
   /** Never throws: a failure to start is an outcome, so it is reported to Slurm at once. */
   async function start(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
     try {
-      return await startOnce(node, log)
+      return await withNodeLock(node.name, () => startOnce(node, log))
     } catch (error) {
       return {name: node.name, ok: false, error: error instanceof Error ? error.message : String(error)}
     }
@@ -149,12 +190,20 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
       await sleep(200)
     }
     const tail = lastLines(outLog, 3)
-    await stop(node, log)
     const why = pidAlive(pid) ? `slurmd did not start within ${o.startTimeoutS} s` : 'slurmd exited at start'
+    await stopOnce(node, log)
     return {name, ok: false, error: `${why}${tail ? `: ${tail}` : ''}`}
   }
 
-  async function stop(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
+  function stop(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
+    return withNodeLock(node.name, () => stopOnce(node, log)).catch((error: unknown) => ({
+      name: node.name,
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+    }))
+  }
+
+  async function stopOnce(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
     const {name} = node
     if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
     // Only processes that still are this node's slurmd or launcher: pid files outlive processes.
