@@ -464,12 +464,21 @@ export async function connectSsh(o: SshConnectOptions): Promise<SshTransport> {
  * For `citc cluster add`: the user confirms the fingerprint before citc pins it.
  */
 export async function fetchHostKeyFingerprint(o: {host: string; port: number; timeoutMs?: number}): Promise<{fingerprint: string; algorithm: string}> {
+  const key = await probeHostKey(o)
+  return {fingerprint: sshFingerprint(key), algorithm: keyAlgorithm(key)}
+}
+
+/**
+ * Connect only far enough to see the server's host key, then refuse it: nothing is authenticated,
+ * no session is opened. The raw key blob, for fingerprints and known_hosts lines.
+ */
+async function probeHostKey(o: {host: string; port: number; timeoutMs?: number}): Promise<Buffer> {
   const where = `${o.host}:${o.port}`
   const timeoutMs = o.timeoutMs ?? 15_000
   const client = new Client()
   try {
-    return await new Promise((resolve, reject) => {
-      let seen: {fingerprint: string; algorithm: string} | undefined
+    return await new Promise<Buffer>((resolve, reject) => {
+      let seen: Buffer | undefined
       const hardTimer = setTimeout(
         () => reject(connectFailure(Object.assign(new Error('timed out'), {level: 'client-timeout'}), 'citc', where, timeoutMs)),
         timeoutMs + 2000,
@@ -496,7 +505,7 @@ export async function fetchHostKeyFingerprint(o: {host: string; port: number; ti
         username: 'citc-host-key-probe',
         readyTimeout: timeoutMs,
         hostVerifier: (key: Buffer) => {
-          seen = {fingerprint: sshFingerprint(key), algorithm: keyAlgorithm(key)}
+          seen = Buffer.from(key)
           done()
           resolve(seen)
           return false // refuse: we only wanted to see the key
@@ -572,44 +581,8 @@ export function publicKeyFingerprint(publicKeyLine: string): string {
  * is authenticated; a key that does not match is refused like connectSsh refuses it.
  */
 export async function fetchPinnedHostKey(o: {host: string; port: number; hostKeyFingerprint: string; timeoutMs?: number}): Promise<string> {
-  const where = `${o.host}:${o.port}`
-  const timeoutMs = o.timeoutMs ?? 15_000
-  const client = new Client()
-  try {
-    const key = await new Promise<Buffer>((resolve, reject) => {
-      let seen: Buffer | undefined
-      const hardTimer = setTimeout(
-        () => reject(connectFailure(Object.assign(new Error('timed out'), {level: 'client-timeout'}), 'citc', where, timeoutMs)),
-        timeoutMs + 2000,
-      )
-      const done = () => clearTimeout(hardTimer)
-      client.on('error', (error: SshError) => {
-        done()
-        if (seen) resolve(seen)
-        else reject(connectFailure(error, 'citc', where, timeoutMs))
-      })
-      client.on('close', () => {
-        done()
-        if (seen) resolve(seen)
-        else reject(remoteError(`${where} closed the connection before showing its host key`))
-      })
-      client.connect({
-        host: o.host,
-        port: o.port,
-        username: 'citc-host-key-probe',
-        readyTimeout: timeoutMs,
-        hostVerifier: (k: Buffer) => {
-          seen = Buffer.from(k)
-          done()
-          resolve(seen)
-          return false
-        },
-      })
-    })
-    const received = sshFingerprint(key)
-    if (received !== o.hostKeyFingerprint) throw hostKeyMismatch(where, o.hostKeyFingerprint, received, keyAlgorithm(key))
-    return `${keyAlgorithm(key)} ${key.toString('base64')}`
-  } finally {
-    client.destroy()
-  }
+  const key = await probeHostKey(o)
+  const received = sshFingerprint(key)
+  if (received !== o.hostKeyFingerprint) throw hostKeyMismatch(`${o.host}:${o.port}`, o.hostKeyFingerprint, received, keyAlgorithm(key))
+  return `${keyAlgorithm(key)} ${key.toString('base64')}`
 }
