@@ -28,6 +28,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {lockSystem} from '../helpers/system-lock.js'
 
+import {pidAlive, sleep} from '../../src/lib/proc.js'
 import {type PlaybookResult, runPlaybook} from '../../src/lib/tools/ansible.js'
 import {localTransport} from '../../src/lib/transport/local.js'
 import {freePort} from '../helpers/slurm.js'
@@ -43,25 +44,9 @@ const FAKE_NODE = 'e2epb-fake1'
 const isRoot = process.getuid?.() === 0
 const hasAnsible = spawnSync('sh', ['-c', 'command -v ansible-playbook'], {encoding: 'utf8'}).status === 0
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 function sh(cmd: string, opts: {timeout?: number} = {}) {
   const r = spawnSync('sh', ['-c', cmd], {encoding: 'utf8', timeout: opts.timeout ?? 30_000})
   return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
 }
 
 const readPid = (file: string) => {

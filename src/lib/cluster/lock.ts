@@ -17,6 +17,7 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 
 import {cancelled, CitcError} from '../errors.js'
+import {pidAlive, procStat, sleep} from '../proc.js'
 
 export interface LockInfo {
   pid: number
@@ -58,51 +59,12 @@ const LOCK_FILE = 'lock'
 /** An unreadable lock file (a holder between create and write) is stale after this long. */
 const UNREADABLE_GRACE_MS = 10_000
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, {once: true})
-    function done() {
-      clearTimeout(t)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-  })
-
-/** Start time of a process (field 22 of /proc/PID/stat), or undefined where there is no /proc. */
-function processStart(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const start = Number(fields[19])
-    return Number.isFinite(start) ? start : undefined
-  } catch {
-    return undefined
-  }
-}
-
-function processState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-  } catch {
-    return undefined
-  }
-}
-
 /** Whether the holder described by `info` still runs (on this host). */
 export function holderAlive(info: Pick<LockInfo, 'pid' | 'start'>): boolean {
-  try {
-    process.kill(info.pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false // ESRCH: gone
-  }
-  if (processState(info.pid) === 'Z') return false
-  if (info.start !== undefined) {
-    const start = processStart(info.pid)
-    if (start !== undefined && start !== info.start) return false // the PID now belongs to another process
-  }
-  return true
+  if (!pidAlive(info.pid)) return false
+  const start = info.start === undefined ? undefined : procStat(info.pid)?.start
+  // A different start time: the PID now belongs to another process.
+  return start === undefined || start === info.start
 }
 
 type Seen = {kind: 'gone'} | {kind: 'held'; raw: string; info: LockInfo} | {kind: 'unreadable'; raw: string; ageMs: number}
@@ -237,7 +199,7 @@ export async function acquireLock(dir: string, what: string, opts: LockOptions =
     host: hostname(),
     token: randomBytes(12).toString('hex'),
   }
-  const start = processStart(process.pid)
+  const start = procStat(process.pid)?.start
   if (start !== undefined) info.start = start
 
   let announced = false

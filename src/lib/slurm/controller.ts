@@ -2,6 +2,7 @@
 // cluster's slurm.conf named explicitly (SLURM_CONF), so it works wherever the file lives.
 import {remoteError} from '../errors.js'
 import type {Transport} from '../transport/types.js'
+import {sleep} from '../proc.js'
 
 export interface NodeState {
   name: string
@@ -58,7 +59,7 @@ export class Controller {
         goneChecks = alive.exitCode === 0 ? 0 : goneChecks + 1
         if (goneChecks >= 3) return false
       }
-      await new Promise((r) => setTimeout(r, 1000))
+      await sleep(1000)
     }
     return false
   }

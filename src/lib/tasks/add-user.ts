@@ -43,6 +43,7 @@ import {sshaHash} from '../users/ldif.js'
 import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../users/request.js'
 import {accountProblem, personNameProblem, USERNAME, usernameProblem} from '../users/validate.js'
 import {taskList, withInterrupts} from './listr.js'
+import {sleep} from '../proc.js'
 
 // ---------------------------------------------------------------------------------------------
 // The workflow on a node (testable without a registry: give it a Transport)
@@ -192,7 +193,7 @@ async function verifyResolves(t: Transport, username: string, uid: number, timeo
     last = await getentPasswd(t, username, signal)
     if (last !== undefined && last.split(':')[2] === String(uid)) return
     if (Date.now() >= deadline) break
-    await new Promise((r) => setTimeout(r, 1000))
+    await sleep(1000)
   }
   throw remoteError(
     last === undefined

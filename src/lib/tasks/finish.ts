@@ -12,6 +12,7 @@ import {type Generated, generateConfig} from '../slurm/generate.js'
 import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
 import type {Transport} from '../transport/types.js'
+import {sleep} from '../proc.js'
 
 export interface GenerateRequest {
   provider: Provider
@@ -210,7 +211,7 @@ async function powerDownRemoved(o: ApplyOptions, report: (m: string) => void): P
         hint: 'nothing was changed in slurm.conf; check the elastic log on the management node and run finish again',
       })
     }
-    await new Promise((r) => setTimeout(r, 1000))
+    await sleep(1000)
   }
 }
 

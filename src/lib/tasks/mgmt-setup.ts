@@ -10,17 +10,7 @@ import {CitcError, remoteError} from '../errors.js'
 import {run, which} from '../tools/exec.js'
 import {connectSsh, type SshConnectOptions, type SshTransport} from '../transport/ssh.js'
 import type {Transport} from '../transport/types.js'
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, {once: true})
-    function done() {
-      clearTimeout(t)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-  })
+import {sleep} from '../proc.js'
 
 /** Where citc is installed on a management node (its own npm prefix, out of the distribution's way). */
 export const DEFAULT_REMOTE_PREFIX = '/opt/citc'

@@ -5,7 +5,7 @@
 //   group (SIGTERM, then SIGKILL after a grace period), so shells and their children go too.
 // - Output can be streamed (onOutput) and appended, line by line with timestamps, to a log file.
 import {spawn} from 'node:child_process'
-import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync} from 'node:fs'
+import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, writeSync} from 'node:fs'
 import {access, stat} from 'node:fs/promises'
 import {constants as osConstants} from 'node:os'
 import {delimiter, dirname, join, resolve} from 'node:path'
@@ -15,6 +15,7 @@ import {execa} from 'execa'
 
 import {CitcError, remoteError} from '../errors.js'
 import {shellQuote} from '../transport/quote.js'
+import {procStat, sleep} from '../proc.js'
 
 export type OutputStream = 'stdout' | 'stderr'
 
@@ -41,8 +42,6 @@ export interface ExecResult {
   exitCode: number
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 /** Does the process group still have a live member? Zombies (not yet reaped, e.g. orphans in a
  *  container whose PID 1 does not reap) count as gone. */
 function groupAlive(pgid: number): boolean {
@@ -54,13 +53,8 @@ function groupAlive(pgid: number): boolean {
   if (process.platform !== 'linux') return true
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(pgrp) === pgid && state !== 'Z') return true
-    } catch {
-      // exited meanwhile
-    }
+    const stat = procStat(Number(entry)) // undefined: exited meanwhile
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z') return true
   }
   return false
 }

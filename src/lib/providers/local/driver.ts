@@ -10,6 +10,7 @@ import {join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
+import {pidAlive, sleep} from '../../proc.js'
 
 export interface LocalDriverOptions {
   /** Where citc keeps one pid file per running node. */
@@ -35,23 +36,6 @@ export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
   startTimeoutS: 15,
   stopGraceS: 10,
   slurmdPidFile: '/run/slurmd-%n.pid',
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  // A zombie is gone for our purposes (it holds no port, runs nothing).
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
 }
 
 /** True if pid runs the program at `exe` (a pid file can outlive its process and the pid be reused). */
