@@ -47,12 +47,29 @@ export function nodePrefix(clusterId: string, shape: string, ad?: number): strin
   return ad === undefined ? `${clusterId}-${s}` : `${clusterId}-${s}-ad${ad}`
 }
 
-/** Name of the n-th node (1-based) of a prefix: four digits, zero padded, as CitC. */
-export const nodeName = (prefix: string, n: number) => `${prefix}-${String(n).padStart(4, '0')}`
+/** Node numbers: four digits, zero padded, from 1, as CitC. */
+const nodeNumber = (n: number) => String(n).padStart(4, '0')
 
-/** Hostlist of nodes 1..count of a prefix, without building the names. */
+/** Name of the n-th node (1-based) of a prefix. */
+export const nodeName = (prefix: string, n: number) => `${prefix}-${nodeNumber(n)}`
+
+/**
+ * Hostlist of nodes 1..count of a prefix, without building the names (a hot path at 100k nodes).
+ * One range is always valid: limits.yaml caps a count at 9,999, far below Slurm's 65,536 per range.
+ */
 export function groupHostlist(prefix: string, count: number): string {
-  return count === 1 ? nodeName(prefix, 1) : `${prefix}-[${String(1).padStart(4, '0')}-${String(count).padStart(4, '0')}]`
+  return count === 1 ? nodeName(prefix, 1) : `${prefix}-[${nodeNumber(1)}-${nodeNumber(count)}]`
+}
+
+/**
+ * One value of a node's Features ("shape=c5.xlarge,ad=2,arch=x86_64,…"), which is how the node
+ * programs, the plan and status learn a node's shape, AD and arch back from Slurm.
+ */
+export function featureValue(features: string | undefined, key: string): string | undefined {
+  return (features ?? '')
+    .split(',')
+    .find((f) => f.startsWith(key + '='))
+    ?.slice(key.length + 1)
 }
 
 /**

@@ -4,6 +4,7 @@ import {createTwoFilesPatch} from 'diff'
 
 import {parseConfLines} from './conf-parse.js'
 import {compressHostlist, expandHostlist} from './hostlist.js'
+import {featureValue} from './nodes.js'
 import {extractManagedBlock} from './render.js'
 
 export interface ShapeChange {
@@ -55,12 +56,11 @@ function readBlock(block: string | undefined) {
   for (const entry of parseConfLines(block ?? '')) {
     const k = entry.key.toLowerCase()
     if (k === 'nodename') {
-      const features = (entry.pairs.get('features') ?? '').split(',')
-      const feature = (name: string) => features.find((f) => f.startsWith(name + '='))?.slice(name.length + 1)
-      const ad = feature('ad')
+      const features = entry.pairs.get('features')
+      const ad = featureValue(features, 'ad')
       nodes.push({
         hostlist: entry.value,
-        shape: feature('shape') ?? entry.value.replace(/-?\[.*$|-\d+$/, ''),
+        shape: featureValue(features, 'shape') ?? entry.value.replace(/-?\[.*$|-\d+$/, ''),
         ad: ad ? Number(ad) : undefined,
         gres: entry.pairs.get('gres'),
         line: entry.line,

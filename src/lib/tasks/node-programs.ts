@@ -10,6 +10,7 @@ import {localDriver} from '../providers/local/driver.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
 import {expandHostlist} from '../slurm/hostlist.js'
+import {featureValue} from '../slurm/nodes.js'
 import {localTransport} from '../transport/local.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json. */
@@ -45,10 +46,8 @@ export function elasticLogger(file: string, program: string) {
 
 /** Features "shape=X,ad=N,arch=Y,…" → the node's spec. */
 export function specFromState(n: NodeState): NodeSpec {
-  const features = (n.features ?? '').split(',')
-  const get = (k: string) => features.find((f) => f.startsWith(k + '='))?.slice(k.length + 1)
-  const ad = get('ad')
-  return {name: n.name, shape: get('shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: get('arch')}
+  const ad = featureValue(n.features, 'ad')
+  return {name: n.name, shape: featureValue(n.features, 'shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: featureValue(n.features, 'arch')}
 }
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'

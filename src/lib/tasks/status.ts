@@ -3,6 +3,7 @@
 import {clusterRegistry} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
+import {featureValue} from '../slurm/nodes.js'
 import {PENDING_HOST} from '../providers/cloud-cluster.js'
 import {connectCluster} from '../transport/connect.js'
 import {connectManagement} from '../transport/management.js'
@@ -43,7 +44,7 @@ function powerOf(n: NodeState): NodeRow['power'] {
 }
 
 export function toRow(n: NodeState): NodeRow {
-  const shape = (n.features ?? '').split(',').find((f) => f.startsWith('shape='))?.slice(6)
+  const shape = featureValue(n.features, 'shape')
   return {
     name: n.name,
     state: n.state.join('+'),
