@@ -28,7 +28,10 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
     'mgmt-shape': Flags.string({description: 'oracle preview: the management node’s shape, subtracted once from the limits'}),
     'mgmt-ad': Flags.integer({description: 'oracle preview: the management node’s availability domain', min: 1}),
     'output-dir': Flags.string({description: 'with --provider: write slurm.conf and gres.conf into this directory instead of printing'}),
-    force: Flags.boolean({description: 'cancel the jobs of nodes that leave the configuration (default: refuse)', default: false}),
+    force: Flags.boolean({
+      description: 'cancel the jobs of nodes that leave or change in the configuration, and go on when slurmctld is down although nodes leave (default: refuse both)',
+      default: false,
+    }),
     wait: Flags.boolean({description: 'if another citc command holds the cluster, wait for it instead of refusing', default: false}),
   }
 
