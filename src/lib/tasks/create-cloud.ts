@@ -394,10 +394,6 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
                   signal,
                   report: (m) => (task.output = m),
                 })
-                if (!finishPlan.changed && !(await controller.ping())) {
-                  await controller.restart()
-                  if (!(await controller.waitUp(60_000, {signal}))) throw new CitcError('remote', 'slurmctld does not answer')
-                }
                 task.title = finishPlan.changed ? `Configuration applied (${result?.action})` : 'Configuration already up to date'
                 journal.markDone('finish')
               },

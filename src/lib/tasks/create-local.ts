@@ -135,11 +135,6 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
                     task.output = m
                   },
                 })
-                if (!plan.changed && !(await controller.ping())) {
-                  task.output = 'starting slurmctld'
-                  await controller.restart()
-                  if (!(await controller.waitUp(60_000, {signal}))) throw new CitcError('remote', 'slurmctld does not answer')
-                }
                 task.title = plan.changed ? `Configuration applied (${result?.action})` : 'Configuration already up to date'
                 journal.markDone('finish')
               },

@@ -262,7 +262,8 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
 
 /**
  * Finish without a confirmation step, for workflows that already have the user's go-ahead
- * (create): read, generate, and apply if anything changed.
+ * (create): read, generate, apply if anything changed — and, with nothing to change, still start a
+ * slurmctld that is not running (a re-run of create after the machine restarted).
  */
 export async function finishUnattended(o: {
   transport: Transport
@@ -280,7 +281,16 @@ export async function finishUnattended(o: {
     newGres: generated.gresConf,
     confPath: o.controller.confPath,
   })
-  if (!plan.changed) return {plan}
+  if (!plan.changed) {
+    if (!state.controllerUp) {
+      o.report?.('starting slurmctld')
+      await o.controller.restart()
+      if (!(await o.controller.waitUp(60_000, {pidFile: pidFileOf(generated.slurmConf), signal: o.signal}))) {
+        throw remoteError('slurmctld does not start with the configuration it has', {hint: `see slurmctld's log on the management node`})
+      }
+    }
+    return {plan}
+  }
   const result = await applyFinish({transport: o.transport, controller: o.controller, plan, generated, state, force: false, signal: o.signal, report: o.report})
   return {plan, result}
 }
