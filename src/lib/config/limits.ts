@@ -14,6 +14,7 @@ import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
 import {byPosition, didYouMean, keyText, parseYamlDocument, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
+import {DEFAULT_PARTITION, MAX_WEIGHT} from '../slurm/nodes.js'
 
 export interface ParseLimitsOptions {
   /** Label used in messages, e.g. "limits.yaml". */
@@ -36,10 +37,8 @@ const RESERVED_PARTITION_OPTIONS = ['PartitionName', 'Nodes', 'Default', 'MaxTim
 
 /** Node names have four digits (CitC's `-NNNN`). */
 export const MAX_COUNT = 9999
-export const MAX_WEIGHT = 65_533
 export const ORACLE_ADS = [1, 2, 3] as const
 /** The partition every node joins when limits.yaml names none (as CitC). */
-export const DEFAULT_PARTITION_NAME = 'compute'
 
 const SLURM_NAME = /^[A-Za-z0-9_.-]+$/
 const SLURM_KEY = /^[A-Za-z][A-Za-z0-9]*$/
@@ -193,8 +192,8 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
     }
   } else if (refs.length > 0) {
     // No partitions section, but shapes name partitions: "compute" (default, as CitC) and each named one.
-    const names = [DEFAULT_PARTITION_NAME, ...refs.map((r) => r.name)].filter((n, i, all) => all.indexOf(n) === i)
-    limits.partitions = names.map((name) => ({name, default: name === DEFAULT_PARTITION_NAME, options: {}}))
+    const names = [DEFAULT_PARTITION, ...refs.map((r) => r.name)].filter((n, i, all) => all.indexOf(n) === i)
+    limits.partitions = names.map((name) => ({name, default: name === DEFAULT_PARTITION, options: {}}))
   }
 
   const slurm = yaml.node(['slurm'])

@@ -7,7 +7,7 @@ import {catalogueFor, suggestShapes} from '../shapes/index.js'
 import type {Provider} from '../shapes/types.js'
 import {parseConfLines} from '../slurm/conf-parse.js'
 import {expandHostlist} from '../slurm/hostlist.js'
-import {Controller, isBusy, isPoweredUp, type NodeState} from '../slurm/controller.js'
+import {Controller, isBusy, isPoweredUp} from '../slurm/controller.js'
 import {type Generated, generateConfig} from '../slurm/generate.js'
 import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
@@ -59,7 +59,6 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
 export interface ClusterState {
   currentConf?: string
   currentGres?: string
-  nodes: NodeState[]
   controllerUp: boolean
 }
 
@@ -67,8 +66,8 @@ export interface ClusterState {
 export async function readClusterState(transport: Transport, controller: Controller): Promise<ClusterState> {
   const [conf, gres] = await Promise.all([transport.readFile(controller.confPath), transport.readFile(gresPath(controller.confPath))])
   const controllerUp = conf ? await controller.ping() : false
-  const nodes = controllerUp ? await controller.nodes() : []
-  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), nodes, controllerUp}
+  // Node states are read later, and only for the nodes a plan touches (a cluster may have 100k).
+  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), controllerUp}
 }
 
 export interface ApplyOptions {
