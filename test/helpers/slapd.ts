@@ -4,11 +4,11 @@
 import {execFileSync, spawn, type ChildProcess} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {connect} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {freePort} from './slurm.js'
+import {portAccepts} from './net.js'
 
 export const SLAPD = '/usr/sbin/slapd'
 const SCHEMAS = ['core', 'cosine', 'nis', 'inetorgperson']
@@ -32,17 +32,6 @@ export interface SlapdSandbox {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-function portAccepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({host: '127.0.0.1', port})
-    sock.once('connect', () => {
-      sock.destroy()
-      resolve(true)
-    })
-    sock.once('error', () => resolve(false))
-  })
-}
 
 function configLdif(dir: string, rootPwHash: string, baseDn: string, adminDn: string): string {
   return [

@@ -3,20 +3,12 @@
 import {execFileSync, spawnSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as {port: number}).port
-      srv.close(() => resolve(port))
-    })
-  })
-}
+import {freePort} from './net.js'
+
+export {freePort} from './net.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -2,11 +2,11 @@
 // temp dir, listening on a free loopback port as the current user. Stopped by PID, never by name.
 import {execFileSync, spawn, type ChildProcess} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {connect} from 'node:net'
 import {tmpdir, userInfo} from 'node:os'
 import {join} from 'node:path'
 
 import {freePort} from './slurm.js'
+import {portAccepts} from './net.js'
 
 export const SSHD = '/usr/sbin/sshd'
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server'
@@ -35,17 +35,6 @@ export function keygenFingerprint(pubKeyPath: string): string {
   const fp = out.split(/\s+/)[1]
   if (!fp?.startsWith('SHA256:')) throw new Error(`unexpected ssh-keygen output: ${out}`)
   return fp
-}
-
-function portAccepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({host: '127.0.0.1', port})
-    sock.once('connect', () => {
-      sock.destroy()
-      resolve(true)
-    })
-    sock.once('error', () => resolve(false))
-  })
 }
 
 function exited(child: ChildProcess): boolean {
