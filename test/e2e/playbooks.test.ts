@@ -130,8 +130,12 @@ describe('the management and teardown playbooks on this machine', () => {
       // A test failed half-way: leave the machine as it was anyway.
       if (ranPlaybook && !tornDown) await play('teardown.yml', 'teardown-cleanup.log').catch((e) => console.error(e))
     } finally {
-      if (otherMunged && pidAlive(otherMunged.pid)) process.kill(otherMunged.pid, 'SIGTERM')
-      if (work) rmSync(work, {recursive: true, force: true})
+      if (otherMunged && pidAlive(otherMunged.pid)) {
+        process.kill(otherMunged.pid, 'SIGTERM')
+        // munged removes its socket files as it exits: let it finish before removing its directory.
+        for (let i = 0; i < 50 && pidAlive(otherMunged.pid); i++) await sleep(100)
+      }
+      if (work) rmSync(work, {recursive: true, force: true, maxRetries: 5, retryDelay: 200})
       release?.()
     }
   }, 5 * 60_000)
