@@ -57,6 +57,7 @@ function outputs(name: string, port: number): string {
     base_image: value({id: 'ami-0123', os: 'ubuntu-24.04'}),
     shared_fs_host: value('10.0.0.20'),
     shared_fs_path: value('/'),
+    shared_fs_type: value('nfs4'),
     shared_fs_mount_options: value('nfsvers=4.1'),
     vpc_id: value('vpc-0abc'),
     subnet_id: value('subnet-0abc'),
@@ -198,7 +199,7 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
     expect(existsSync(join(prefix, 'lib', 'node_modules', 'citc', 'playbooks', 'management.yml'))).toBe(true)
     // The playbook ran there, with citc's variables.
     const vars = JSON.parse(readFileSync('/tmp/citc-test-playbook-full.json', 'utf8'))
-    expect(vars).toEqual({provider: 'aws', cluster_name: 'full', citc_bin: `${prefix}/lib/node_modules/citc/bin/run.js`, citc_node_bin: expect.stringMatching(/\/node$/), shared_fs_host: '10.0.0.20'})
+    expect(vars).toEqual({provider: 'aws', cluster_name: 'full', citc_bin: `${prefix}/lib/node_modules/citc/bin/run.js`, citc_node_bin: expect.stringMatching(/\/node$/), shared_fs_host: '10.0.0.20', shared_fs_type: 'nfs4'})
     // A known_hosts file with only the pinned key, for the system's ssh.
     const knownHosts = readFileSync(join(keysDir('full'), 'known_hosts'), 'utf8')
     expect(knownHosts).toBe(`[127.0.0.1]:${sshd.port} ${readFileSync(join(keysDir('full'), 'mgmt_host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`)

@@ -49,7 +49,7 @@ function outputsFor(name: string, port: number): string {
   const o = {
     cluster_id: value(name), mgmt_public_ip: value('127.0.0.1'), mgmt_ssh_port: value(port), mgmt_private_ip: value('10.0.0.10'),
     mgmt_user: value(userInfo().username), mgmt_hostname: value('mgmt'), mgmt_shape: value('t3a.medium'), region: value('us-east-1'),
-    zone: value('us-east-1a'), base_image: value({id: 'ami-0123'}), shared_fs_host: value('10.0.0.20'), shared_fs_path: value('/'),
+    zone: value('us-east-1a'), base_image: value({id: 'ami-0123'}), shared_fs_host: value('10.0.0.20'), shared_fs_path: value('/'), shared_fs_type: value('nfs4'),
     shared_fs_mount_options: value('nfsvers=4.1'), vpc_id: value('vpc-0abc'), subnet_id: value('subnet-0abc'),
     compute_security_group_id: value('sg-0abc'), node_role_arn: value('arn:aws:iam::123456789012:role/x'),
   }

@@ -278,7 +278,7 @@ export interface ClusterOutputs {
   clusterId: string
   mgmt: {host: string; privateIp: string; user: string; hostname: string; shape: string}
   region: string
-  sharedFs: {host: string; path: string; mountOptions: string}
+  sharedFs: {host: string; path: string; type: string; mountOptions: string}
   /** Every non-sensitive output as Terraform gave it (what node drivers read later; kept in cluster.yaml). */
   all: Record<string, unknown>
 }
@@ -302,7 +302,7 @@ export function readClusterOutputs(provider: CloudProvider, outputs: TerraformOu
     clusterId: str('cluster_id'),
     mgmt: {host: str('mgmt_public_ip'), privateIp: str('mgmt_private_ip'), user: str('mgmt_user'), hostname: str('mgmt_hostname'), shape: str('mgmt_shape')},
     region: str('region'),
-    sharedFs: {host: str('shared_fs_host'), path: str('shared_fs_path'), mountOptions: str('shared_fs_mount_options')},
+    sharedFs: {host: str('shared_fs_host'), path: str('shared_fs_path'), type: str('shared_fs_type'), mountOptions: str('shared_fs_mount_options')},
     all,
   }
 }

@@ -13,6 +13,7 @@ export const COMMON_OUTPUTS = [
   'base_image',
   'shared_fs_host',
   'shared_fs_path',
+  'shared_fs_type',
   'shared_fs_mount_options',
 ] as const
 

@@ -454,9 +454,12 @@ export function cloudPlaybookVars(record: ClusterRecord) {
     citc_bin: record.cloud?.citcBin,
     citc_node_bin: record.cloud?.nodeBin,
     mgmt_hostname: record.mgmt.hostname ?? 'mgmt',
-    // For the NFS mount of /mnt/shared (the filesystem role has no mount task for it yet).
+    // The cluster network's side of the management node: where slapd listens for the compute nodes.
+    mgmt_private_ip: outputs.mgmt_private_ip,
+    // The filesystem role mounts it at /mnt/shared (and records it in /etc/fstab).
     shared_fs_host: outputs.shared_fs_host,
     shared_fs_path: outputs.shared_fs_path,
+    shared_fs_type: outputs.shared_fs_type,
     shared_fs_mount_options: outputs.shared_fs_mount_options,
   }
 }

@@ -68,6 +68,11 @@ output "shared_fs_path" {
   value = "/"
 }
 
+output "shared_fs_type" {
+  description = "Filesystem type for mount(8) and /etc/fstab."
+  value       = "nfs4"
+}
+
 output "shared_fs_mount_options" {
   value = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev"
 }

@@ -75,6 +75,11 @@ output "shared_fs_path" {
   value = "/shared"
 }
 
+output "shared_fs_type" {
+  description = "Filesystem type for mount(8) and /etc/fstab."
+  value       = "nfs"
+}
+
 output "shared_fs_mount_options" {
   value = "nfsvers=3,hard,timeo=600,retrans=3,_netdev"
 }

@@ -76,6 +76,11 @@ output "shared_fs_path" {
   value = oci_file_storage_export.shared.path
 }
 
+output "shared_fs_type" {
+  description = "Filesystem type for mount(8) and /etc/fstab."
+  value       = "nfs"
+}
+
 output "shared_fs_mount_options" {
   value = "nfsvers=3,hard,timeo=600,retrans=3,_netdev"
 }

@@ -145,7 +145,7 @@ describe('outputs', () => {
     const outputs = {...full('aws'), extra_secret: {value: 's3cret', sensitive: true}}
     const read = readClusterOutputs('aws', outputs)
     expect(read.mgmt).toEqual({host: '203.0.113.7', privateIp: 'mgmt_private_ip-value', user: 'mgmt_user-value', hostname: 'mgmt_hostname-value', shape: 'mgmt_shape-value'})
-    expect(read.sharedFs).toEqual({host: 'shared_fs_host-value', path: 'shared_fs_path-value', mountOptions: 'shared_fs_mount_options-value'})
+    expect(read.sharedFs).toEqual({host: 'shared_fs_host-value', path: 'shared_fs_path-value', type: 'shared_fs_type-value', mountOptions: 'shared_fs_mount_options-value'})
     expect(read.all).toHaveProperty('subnet_id', 'subnet_id-value')
     expect(read.all).not.toHaveProperty('extra_secret')
   })

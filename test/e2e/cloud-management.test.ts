@@ -1,0 +1,202 @@
+// A cloud cluster's management node configured for real: `citc create --provider aws` with the
+// terraform TEST DOUBLE (test/doubles/terraform) for the infrastructure, and this machine as the
+// management node behind a real OpenSSH sshd on loopback serving the host key citc generated. Over that
+// SSH, citc installs its own package and runs the real playbooks/management.yml (provider aws), then
+// finish writes slurm.conf from the limits and starts slurmctld, add-user makes a directory user — all
+// through the management node's SSH, as on a cloud.
+//
+// The shared filesystem: Terraform's outputs name a directory of this machine with type none and
+// options bind instead of an NFS export (this machine's kernel has no NFS client), so the filesystem
+// role's mount, /etc/fstab entry and teardown run for real on something mount(8) accepts here.
+//
+// It changes this machine's services like the local-cluster test, so it takes the same machine-wide
+// lock, refuses to run where a citc cluster lives, and runs teardown.yml at the end (citc destroy of a
+// cloud cluster leaves the management node to Terraform, which here is a double).
+import {execFileSync, spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {hostname, tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {pidAlive} from '../../src/lib/proc.js'
+import {runPlaybook} from '../../src/lib/tools/ansible.js'
+import {localTransport} from '../../src/lib/transport/local.js'
+import {citc, ROOT, type CliResult} from '../helpers/cli.js'
+import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
+import {lockSystem} from '../helpers/system-lock.js'
+
+const NAME = 'cm'
+const USER = 'carol'
+const SHARED = '/mnt/shared'
+const FSTAB_BEGIN = '# BEGIN citc shared filesystem'
+const DOUBLES = resolve(ROOT, 'test', 'doubles')
+const work = mkdtempSync(join(tmpdir(), 'citc-cloud-mgmt-'))
+const dataDir = join(work, 'data')
+const prefix = join(work, 'remote-citc') // where citc is installed on the "management node"
+const exportDir = join(work, 'nfs-export') // what the "cloud filesystem" holds
+const keysDir = join(dataDir, 'clusters', NAME, 'keys')
+let sshd: SshdSandbox | undefined
+let release: (() => void) | undefined
+let configured = false
+let tornDown = false
+
+function sh(cmd: string, args: string[]) {
+  const r = spawnSync(cmd, args, {encoding: 'utf8', timeout: 30_000, cwd: '/tmp'})
+  return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  CITC_DATA_DIR: dataDir,
+  CITC_CLUSTER: undefined,
+  CITC_TERRAFORM: join(DOUBLES, 'terraform'),
+  PATH: `${DOUBLES}:${process.env.PATH}`,
+  HOME: join(work, 'home'),
+  AWS_PROFILE: undefined,
+  AWS_ACCESS_KEY_ID: undefined,
+  CITC_TEST_REMOTE_PREFIX: prefix,
+  TF_DOUBLE_LOG: join(work, 'terraform-calls.log'),
+  CLOUD_DOUBLE_LOG: join(work, 'cloud-calls.log'),
+  CLOUD_DOUBLE_STATE: join(work, 'cloud.json'),
+  ...extra,
+})
+const run = (args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs})
+
+/** `terraform output -json` of the double: the management node is this machine, on the sshd's port. */
+function outputs(port: number): string {
+  const file = join(work, 'outputs.json')
+  const value = (v: unknown) => ({value: v, sensitive: false, type: 'string'})
+  writeFileSync(
+    file,
+    JSON.stringify({
+      cluster_id: value(NAME),
+      mgmt_public_ip: value('127.0.0.1'),
+      mgmt_ssh_port: value(port),
+      mgmt_private_ip: value('127.0.0.1'),
+      mgmt_user: value('root'),
+      mgmt_hostname: value(hostname()), // slurmctld must find itself in SlurmctldHost
+      mgmt_shape: value('t3a.medium'),
+      region: value('us-east-1'),
+      zone: value('us-east-1a'),
+      base_image: value({id: 'ami-0123', os: 'ubuntu-24.04'}),
+      shared_fs_host: value(''),
+      shared_fs_path: value(exportDir),
+      shared_fs_type: value('none'),
+      shared_fs_mount_options: value('bind'),
+      vpc_id: value('vpc-0abc'),
+      subnet_id: value('subnet-0abc'),
+      compute_security_group_id: value('sg-0abc'),
+      node_role_arn: value('arn:aws:iam::123456789012:role/x'),
+    }),
+  )
+  return file
+}
+
+/** The playbooks' variables as citc passes them on a cloud (teardown needs the same). */
+const varsFile = join(work, 'teardown-vars.json')
+async function teardown(log: string) {
+  writeFileSync(
+    varsFile,
+    JSON.stringify({provider: 'aws', cluster_name: NAME, citc_bin: `${prefix}/lib/node_modules/citc/bin/run.js`, citc_node_bin: process.execPath}),
+  )
+  return runPlaybook(localTransport(), {playbookPath: join(ROOT, 'playbooks', 'teardown.yml'), extraVarsPath: varsFile, logFile: join(work, log), timeoutMs: 10 * 60_000})
+}
+
+const pidFrom = (file: string) => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined)
+const processUser = (pid: number) => sh('ps', ['-o', 'user=', '-p', String(pid)]).stdout.trim()
+const mounted = () => sh('findmnt', ['--noheadings', '--mountpoint', SHARED]).status === 0
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('this test must run as root (as CI does)')
+  const lock = await lockSystem('cloud management-node e2e test')
+  release = () => lock.release()
+  if (existsSync('/etc/citc/cluster.json')) throw new Error('a citc cluster lives on this machine (/etc/citc/cluster.json): destroy it first, this test would take it down')
+  if (mounted()) throw new Error(`${SHARED} is a mount point already: this test mounts its own filesystem there`)
+  if (spawnSync('getent', ['passwd', USER]).status === 0) throw new Error(`a user ${USER} exists on this machine already: this test creates one`)
+  mkdirSync(join(work, 'home'))
+  mkdirSync(exportDir)
+  writeFileSync(join(exportDir, 'already-there'), 'data on the shared filesystem before the cluster\n')
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${USER}@e2e`, '-f', join(work, USER)])
+}, 60 * 60_000)
+
+afterAll(async () => {
+  try {
+    await sshd?.stop()
+    // A test failed half-way: leave the machine as it was anyway.
+    if (configured && !tornDown) await teardown('teardown-cleanup.log').catch((e) => console.error(e))
+    if (mounted() && readFileSync('/etc/fstab', 'utf8').includes(exportDir)) sh('umount', [SHARED])
+  } finally {
+    rmSync(work, {recursive: true, force: true, maxRetries: 5, retryDelay: 200})
+    release?.()
+  }
+}, 10 * 60_000)
+
+describe('a cloud management node configured over SSH with the real management.yml', () => {
+  it('create: apply (double), SSH with the pinned key, citc installed, management.yml, finish with the limits', async () => {
+    const limits = join(work, 'limits.yaml')
+    writeFileSync(limits, 'c5.xlarge: 2\n')
+    const planned = await run(['create', '--provider', 'aws', '--name', NAME, '--region', 'us-east-1', '--limits', limits, '--plan-only'])
+    expect(planned.code, planned.stderr).toBe(0)
+    sshd = await startSshd({hostKeyFile: join(keysDir, 'mgmt_host_ed25519'), authorizeKey: readFileSync(join(keysDir, 'admin_ed25519.pub'), 'utf8')})
+    configured = true
+    const r = await run(['create', '--name', NAME, '--resume', '--yes'], {TF_DOUBLE_OUTPUTS: outputs(sshd.port)}, 20 * 60_000)
+    if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    expect(r.stdout).toMatch(/Configured the management node \(management\.yml: ok=\d+ changed=\d+ failed=0\)/)
+    expect(r.stdout).toMatch(/Configuration applied \((restart|reconfigure)\)/)
+    expect(r.stdout).toMatch(/Cluster cm is ready/)
+    expect(JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8'))).toMatchObject({name: NAME, provider: 'aws'})
+  }, 20 * 60_000)
+
+  it('mounts the shared filesystem at /mnt/shared, records it in /etc/fstab, and keeps the cluster on it', () => {
+    expect(mounted()).toBe(true)
+    const fstab = readFileSync('/etc/fstab', 'utf8')
+    expect(fstab).toContain(`${FSTAB_BEGIN}\n${exportDir} ${SHARED} none bind 0 0\n# END citc shared filesystem\n`)
+    // What was on the filesystem is still there, and the cluster's files live on it.
+    expect(readFileSync(join(SHARED, 'already-there'), 'utf8')).toMatch(/before the cluster/)
+    expect(readFileSync(join(exportDir, 'etc', 'slurm', 'slurm.conf'), 'utf8')).toMatch(/^NodeName=cm-c5-xlarge-\[0001-0002\] /m)
+    expect(existsSync(join(exportDir, 'home'))).toBe(true)
+  })
+
+  it('runs slurmctld as the slurm user and serves LDAP on the private address only (loopback here)', async () => {
+    const pid = pidFrom('/run/slurmctld.pid')
+    expect(pid && pidAlive(pid)).toBeTruthy()
+    expect(processUser(pid!)).toBe('slurm')
+    const listening = sh('ss', ['-Hltn', 'sport = :389']).stdout.trim().split('\n').map((l) => l.split(/\s+/)[3])
+    expect(listening).toEqual(['127.0.0.1:389'])
+    const status = await run(['status', '-c', NAME, '--json'])
+    expect(status.code, status.stderr).toBe(0)
+    const doc = status.json()
+    expect(doc.controller.up).toBe(true)
+    expect(doc.nodes.map((n: {name: string}) => n.name)).toEqual(['cm-c5-xlarge-0001', 'cm-c5-xlarge-0002'])
+    for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
+  })
+
+  it('add-user over SSH: the directory user resolves, with home and key on the shared filesystem', async () => {
+    const r = await run(['add-user', USER, '--first-name', 'Carol', '--surname', 'Cloud', '--key', join(work, `${USER}.pub`), '-c', NAME, '--json'])
+    if (r.code !== 0) throw new Error(`add-user failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    expect(sh('getent', ['passwd', USER]).stdout).toMatch(new RegExp(`^${USER}:[^:]*:\\d+:100:Carol Cloud:${SHARED}/home/${USER}:/bin/bash$`, 'm'))
+    const keys = join(exportDir, 'home', USER, '.ssh', 'authorized_keys')
+    expect(readFileSync(keys, 'utf8')).toContain(readFileSync(join(work, `${USER}.pub`), 'utf8').trim())
+    expect(statSync(keys).mode & 0o777).toBe(0o600)
+  })
+
+  it('destroy: no node to power down, terraform destroy (double), sweep, state gone', async () => {
+    const r = await run(['destroy', NAME, '--yes', '--json'])
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+    expect(r.json()).toMatchObject({destroyed: NAME, poweredDown: [], sweep: {found: []}})
+    expect(existsSync(join(dataDir, 'clusters', NAME))).toBe(false)
+  })
+
+  it('teardown unmounts the filesystem, removes its fstab entry and leaves the data on it alone', async () => {
+    const pid = pidFrom('/run/slurmctld.pid')
+    tornDown = true
+    const r = await teardown('teardown.log')
+    expect(r.ok).toBe(true)
+    expect(mounted()).toBe(false)
+    expect(readFileSync('/etc/fstab', 'utf8')).not.toContain('citc shared filesystem')
+    expect(existsSync(SHARED)).toBe(false)
+    expect(readFileSync(join(exportDir, 'already-there'), 'utf8')).toMatch(/before the cluster/)
+    expect(existsSync(join(exportDir, 'home', USER, '.ssh', 'authorized_keys'))).toBe(true)
+    if (pid) expect(pidAlive(pid)).toBe(false)
+    expect(sh('getent', ['passwd', USER]).status).not.toBe(0)
+  }, 10 * 60_000)
+})
