@@ -6,7 +6,7 @@ import {BaseCommand} from '../lib/base-command.js'
 import {clusterRegistry} from '../lib/cluster/registry.js'
 import {InvalidInputError, usageError} from '../lib/errors.js'
 import {isCloud} from '../lib/providers/cloud-cluster.js'
-import {loadClusterConfig, resolveCloudCreate} from '../lib/tasks/create-cloud-input.js'
+import {loadClusterConfig, resolveCloudCreate, unusableFlags} from '../lib/tasks/create-cloud-input.js'
 import {createCloud} from '../lib/tasks/create-cloud.js'
 import {askProvider, resolveCreateInput} from '../lib/tasks/create-wizard.js'
 import {createLocal} from '../lib/tasks/create-local.js'
@@ -87,6 +87,8 @@ Ctrl-C, skipping the steps done.`
       throw usageError(`cluster ${name} exists and is a ${existing.provider} cluster, not ${wanted}`, 'choose another --name, or leave --provider out to continue it')
     }
     const provider = existing?.provider ?? wanted ?? (flags.resume ? 'local' : await askProvider(io))
+    const unusable = unusableFlags(provider, flags, existing)
+    if (unusable.length > 0) throw new InvalidInputError(unusable)
 
     if (!isCloud(provider)) {
       if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')

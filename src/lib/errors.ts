@@ -72,3 +72,15 @@ export const noSuchCluster = (name: string) =>
   new CitcError('noCluster', `no cluster named "${name}"`, {hint: 'run `citc cluster list` to see the clusters citc knows'})
 
 export const cancelled = (message = 'cancelled') => new CitcError('cancelled', message)
+
+/**
+ * A hint with the exact command that retries. Lower layers (Terraform, the management node's setup)
+ * end their hints with a generic "then run `citc create --resume`"; the workflow that caught the error
+ * knows the cluster's name, so that phrase is replaced, never repeated.
+ */
+export function withRetry(hint: string | undefined, retry: string): string {
+  const own = (hint ?? '')
+    .replace(/[,;]?\s*(?:then\s+|or wait and\s+)?run `citc (?:create|destroy)[^`]*`(?: again)?(?: \([^)]*\))?\.?\s*$/, '')
+    .trim()
+  return own ? `${own}; then ${retry}` : retry
+}

@@ -12,13 +12,18 @@
 // Environment:
 //   CLOUD_DOUBLE_STATE=FILE   the resources (missing file: none)
 //   CLOUD_DOUBLE_LOG=FILE     append "<tool> <args…>" per call
+//   CLOUD_DOUBLE_LOG_ENV="A B"  and after it "env A=<value|unset> B=…" (what credentials it was given)
 //   CLOUD_DOUBLE_FAIL=list|delete[:ID]  fail listing, or deleting (one resource, or every one)
 import {appendFileSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
 
 const [tool, ...args] = process.argv.slice(2)
 const provider = {aws: 'aws', gcloud: 'google', oci: 'oracle'}[tool]
 const stateFile = process.env.CLOUD_DOUBLE_STATE
-if (process.env.CLOUD_DOUBLE_LOG) appendFileSync(process.env.CLOUD_DOUBLE_LOG, `${tool} ${args.join(' ')}\n`)
+if (process.env.CLOUD_DOUBLE_LOG) {
+  appendFileSync(process.env.CLOUD_DOUBLE_LOG, `${tool} ${args.join(' ')}\n`)
+  const names = (process.env.CLOUD_DOUBLE_LOG_ENV ?? '').split(/\s+/).filter(Boolean)
+  if (names.length > 0) appendFileSync(process.env.CLOUD_DOUBLE_LOG, `env ${names.map((n) => `${n}=${process.env[n] ?? '<unset>'}`).join(' ')}\n`)
+}
 
 const load = () => (stateFile && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {resources: []})
 const save = (s) => stateFile && writeFileSync(stateFile, JSON.stringify(s, null, 2))

@@ -170,6 +170,23 @@ describe('citc create --provider aws --plan-only', () => {
     expect(ok.code, ok.stderr).toBe(0)
     expect(clusterYaml('fromfile')).toMatch(/zone: us-east-1b/)
     expect(clusterYaml('fromfile')).toMatch(/mgmtShape: t3a.large/)
+
+    // A flag that would be ignored is refused: another provider's, or a setting of a cluster that exists.
+    const project = await create('wrongflag', ['--project', 'my-proj', '--plan-only'])
+    expect(project.code).toBe(3)
+    expect(project.stderr).toMatch(/--project: is for google, not aws: leave it out/)
+    expect(existsSync(clusterDir('wrongflag'))).toBe(false)
+    const local = await citc(['create', '--provider', 'local', '--name', 'x', '--zone', 'a', '--yes'], {env: env('x')})
+    expect(local.code).toBe(3)
+    expect(local.stderr).toMatch(/--zone: is for cloud providers, not local/)
+    const before = clusterYaml('fromfile')
+    const moved = await citc(['create', '--name', 'fromfile', '--region', 'eu-west-2', '--mgmt-shape', 't3a.large', '--plan-only'], {env: env('fromfile')})
+    expect(moved.code).toBe(3)
+    expect(moved.stderr).toMatch(/--region: cluster fromfile exists and was created with --region us-east-1; a cluster's settings are fixed once made/)
+    expect(moved.stderr).not.toMatch(/--mgmt-shape/) // the same value as recorded is fine
+    expect(clusterYaml('fromfile')).toBe(before)
+    const same = await citc(['create', '--name', 'fromfile', '--region', 'us-east-1', '--plan-only'], {env: env('fromfile')})
+    expect(same.code, same.stderr).toBe(0)
   })
 })
 

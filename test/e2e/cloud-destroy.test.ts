@@ -134,7 +134,9 @@ describe('citc destroy for a cloud cluster', () => {
     await cloudCluster('dst')
     // One node powered up (the stand-in resume program records it; Slurm shows it powering up).
     expect(sb.scontrol(['update', 'NodeName=dst-c5-xlarge-0001', 'State=POWER_UP']).status).toBe(0)
-    for (let i = 0; i < 50 && !/POWER/.test(nodeState('dst-c5-xlarge-0001')) ; i++) await sleep(100)
+    // (Before, its state already says POWERED_DOWN: wait for POWERING_UP itself, or destroy may still see it down.)
+    for (let i = 0; i < 100 && !/POWERING_UP/.test(nodeState('dst-c5-xlarge-0001')); i++) await sleep(100)
+    expect(nodeState('dst-c5-xlarge-0001')).toMatch(/POWERING_UP/)
     writeFileSync(
       cloud,
       JSON.stringify({
@@ -143,6 +145,9 @@ describe('citc destroy for a cloud cluster', () => {
           {provider: 'aws', kind: 'image', id: 'ami-0old', name: 'citc-slurm-compute-dst-v1', cluster: 'dst'},
           {provider: 'aws', kind: 'snapshot', id: 'snap-0old', cluster: 'dst'},
           {provider: 'aws', kind: 'instance', id: 'i-0other', name: 'other-node', cluster: 'other'},
+          // The management node: in the Terraform state (the double's ids are "<address>-id"), so
+          // the early sweep leaves it to terraform destroy.
+          {provider: 'aws', kind: 'instance', id: 'aws_instance.mgmt-id', name: 'dst-mgmt', cluster: 'dst'},
         ],
       }),
     )
@@ -152,23 +157,27 @@ describe('citc destroy for a cloud cluster', () => {
     const doc = r.json()
     expect(doc.poweredDown).toEqual(['dst-c5-xlarge-0001'])
     expect(doc.terraform.destroyed).toBeGreaterThan(10)
-    expect(doc.sweep.deleted.map((x: {id: string}) => x.id)).toEqual(['i-0leftover', 'ami-0old', 'snap-0old'])
+    expect(doc.sweep.deleted.map((x: {id: string}) => x.id)).toEqual(['i-0leftover', 'aws_instance.mgmt-id', 'ami-0old', 'snap-0old'])
     expect(doc.warnings).toEqual([])
 
     const lines = orderLines().slice(mark)
-    const at = (re: RegExp) => lines.findIndex((l) => re.test(l))
+    const at = (re: RegExp, from = 0) => {
+      const i = lines.slice(from).findIndex((l) => re.test(l))
+      return i < 0 ? -1 : i + from
+    }
     const suspend = at(/^node-program suspend dst-c5-xlarge-0001$/)
-    const destroy = at(/^destroy -input=false .*-auto-approve/)
-    const list = at(/^aws ec2 describe-instances .*Name=tag:cluster,Values=dst /)
+    const listEarly = at(/^aws ec2 describe-instances .*Name=tag:cluster,Values=dst /)
     const terminate = at(/^aws ec2 terminate-instances --instance-ids i-0leftover/)
+    const destroy = at(/^destroy -input=false .*-auto-approve/)
+    const listLate = at(/^aws ec2 describe-instances .*Name=tag:cluster,Values=dst /, destroy)
+    const mgmtGone = at(/^aws ec2 terminate-instances --instance-ids aws_instance\.mgmt-id/)
     const deregister = at(/^aws ec2 deregister-image --image-id ami-0old/)
     const snapshot = at(/^aws ec2 delete-snapshot --snapshot-id snap-0old/)
-    expect([suspend, destroy, list, terminate, deregister, snapshot].every((i) => i >= 0), lines.join('\n')).toBe(true)
-    expect(suspend).toBeLessThan(destroy)
-    expect(destroy).toBeLessThan(list)
-    expect(list).toBeLessThan(terminate)
-    expect(terminate).toBeLessThan(deregister)
-    expect(deregister).toBeLessThan(snapshot)
+    const order = [suspend, listEarly, terminate, destroy, listLate, mgmtGone, deregister, snapshot]
+    expect(order.every((i) => i >= 0), lines.join('\n')).toBe(true)
+    // Nodes down, then their machines terminated BEFORE Terraform deletes the network they sit in
+    // (the cloud refuses that while they run); what Terraform manages is left to it; images last.
+    expect([...order].sort((a, b) => a - b), lines.join('\n')).toEqual(order)
     // Only what carries this cluster's tag was touched; the state is gone last.
     expect(cloudIds()).toEqual(['i-0other'])
     expect(existsSync(registry.paths('dst').dir)).toBe(false)
@@ -184,7 +193,9 @@ describe('citc destroy for a cloud cluster', () => {
     expect(failed.stderr).toMatch(/citc's state for dst2 is kept/)
     expect(failed.stderr).toMatch(/run `citc destroy dst2` again/)
     expect(existsSync(registry.paths('dst2').clusterYaml)).toBe(true)
-    expect(orderLines().slice(mark).some((l) => l.startsWith('aws '))).toBe(false) // no sweep after a failed destroy
+    // The early sweep looked for compute instances; the late one (images…) never ran after the failure.
+    expect(orderLines().slice(mark).some((l) => l.startsWith('aws ec2 describe-instances'))).toBe(true)
+    expect(orderLines().slice(mark).some((l) => l.startsWith('aws ec2 describe-images'))).toBe(false)
 
     await s.stop()
     delete servers.dst2
@@ -194,17 +205,46 @@ describe('citc destroy for a cloud cluster', () => {
     expect(existsSync(registry.paths('dst2').dir)).toBe(false)
   }, 90_000)
 
+  it('a node program that fails is a warning: the node machine is terminated by tag before terraform destroy', async () => {
+    await cloudCluster('dst5')
+    const failing = join(work, 'programs-failing')
+    mkdirSync(failing)
+    writeFileSync(join(failing, 'suspend'), `#!/bin/sh\necho "node-program suspend $*" >> ${order}\necho 'terminate: UnauthorizedOperation' >&2\nexit 3\n`, {mode: 0o755})
+    registry.update('dst5', (rec) => {
+      rec.slurm.programsDir = failing
+    })
+    expect(sb.scontrol(['update', 'NodeName=dst-c5-xlarge-0002', 'State=POWER_UP']).status).toBe(0)
+    for (let i = 0; i < 100 && !/POWERING_UP/.test(nodeState('dst-c5-xlarge-0002')); i++) await sleep(100)
+    writeFileSync(cloud, JSON.stringify({resources: [{provider: 'aws', kind: 'instance', id: 'i-0node', name: 'dst5-c5-xlarge-0001', cluster: 'dst5'}]}))
+    const mark = orderLines().length
+    const r = await run(['destroy', 'dst5', '--yes', '--json'])
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+    const doc = r.json()
+    expect(doc.poweredDown).toEqual([])
+    expect(doc.warnings).toEqual([expect.stringMatching(/^powering down \S+ failed \(exit 3: terminate: UnauthorizedOperation\): its compute nodes were not powered down; the sweep looks for them by tag$/)])
+    expect(doc.sweep.deleted).toEqual([{kind: 'instance', id: 'i-0node', name: 'dst5-c5-xlarge-0001'}])
+    const lines = orderLines().slice(mark)
+    const terminate = lines.findIndex((l) => l.startsWith('aws ec2 terminate-instances --instance-ids i-0node'))
+    const destroy = lines.findIndex((l) => l.startsWith('destroy '))
+    expect(terminate, lines.join('\n')).toBeGreaterThanOrEqual(0)
+    expect(terminate).toBeLessThan(destroy)
+    expect(existsSync(registry.paths('dst5').dir)).toBe(false)
+  }, 90_000)
+
   it('a leftover the sweep cannot delete keeps the state, named; the next run finishes', async () => {
     await cloudCluster('dst3')
     writeFileSync(cloud, JSON.stringify({resources: [{provider: 'aws', kind: 'instance', id: 'i-0stuck', name: 'dst3-node', cluster: 'dst3'}]}))
+    const mark = orderLines().length
     const failed = await run(['destroy', 'dst3', '--yes'], {CLOUD_DOUBLE_FAIL: 'delete:i-0stuck'})
     expect(failed.code).toBe(4)
     expect(failed.stderr).toMatch(/the sweep could not delete: instance i-0stuck \(dst3-node\) \(aws ec2 terminate-instances failed .*UnauthorizedOperation/)
-    expect(failed.stderr).toMatch(/What remains: instance i-0stuck \(dst3-node\)/)
+    // It stopped before terraform destroy: the network is still there, and so is the machine.
+    expect(failed.stderr).toMatch(/What remains: Terraform still manages \d+ resource\(s\): .*aws_vpc\.cluster; instance i-0stuck \(dst3-node\)\./)
+    expect(orderLines().slice(mark).some((l) => l.startsWith('destroy '))).toBe(false)
     expect(existsSync(registry.paths('dst3').clusterYaml)).toBe(true)
     const r = await run(['destroy', 'dst3', '--yes', '--json'])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json().terraform.destroyed).toBe(0) // destroyed by the first run already
+    expect(r.json().terraform.destroyed).toBeGreaterThan(10)
     expect(r.json().sweep.deleted).toEqual([{kind: 'instance', id: 'i-0stuck', name: 'dst3-node'}])
     expect(existsSync(registry.paths('dst3').dir)).toBe(false)
   }, 90_000)

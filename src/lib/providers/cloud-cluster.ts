@@ -2,6 +2,7 @@
 // the inputs to render its Terraform directory, the environment that makes Terraform (and the sweep's
 // CLI) use the credentials chosen at create time, and the sweeper of leftovers.
 import {readFileSync} from 'node:fs'
+import {homedir} from 'node:os'
 import {join} from 'node:path'
 
 import type {ClusterPaths} from '../cluster/registry.js'
@@ -9,6 +10,7 @@ import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
 import {awsSweeper} from './aws/sweep.js'
 import {CLOUD_PROVIDERS, cloudProvider, type CloudInputs, type CloudProvider, type CredentialSource, type ImageOs} from './cloud.js'
+import {ADC_FILE, gcloudDir} from './google/credentials.js'
 import {googleSweeper} from './google/sweep.js'
 import {oracleSweeper} from './oracle/sweep.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
@@ -112,8 +114,12 @@ export function sweeperFor(record: ClusterRecord, opts: {logFile?: string; signa
   switch (provider) {
     case 'aws':
       return awsSweeper(ctx)
-    case 'google':
-      return googleSweeper(ctx)
+    case 'google': {
+      // Terraform read gcloud's application default credentials; gcloud itself would use its active
+      // login, possibly another account: hand it the same file.
+      const adc = cloud.credentials === 'gcloud-adc' ? {CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE: join(gcloudDir({env: process.env, home: homedir()}), ADC_FILE)} : {}
+      return googleSweeper({...ctx, env: {...env, ...adc}})
+    }
     case 'oracle': {
       // The profile when it lives in the default ~/.oci/config; else the key's fields for the CLI.
       const keyEnv = cloud.profile

@@ -41,14 +41,17 @@ export interface SweepContext {
 export interface CloudSweeper {
   /** The command-line tool it needs ("aws"), for messages and `citc doctor`. */
   readonly tool: string
-  /** Everything still tagged with the cluster, in the order it must be deleted. */
-  list(): Promise<LeftoverResource[]>
+  /** What is still tagged with the cluster, of these kinds (default: every kind). */
+  list(kinds?: readonly LeftoverKind[]): Promise<LeftoverResource[]>
   /** Delete one resource (returns when the cloud accepted the deletion). */
   delete(resource: LeftoverResource): Promise<void>
 }
 
 /** Deletion order: machines first, then the images they may use, then the images' snapshots. */
 export const KIND_ORDER: Record<LeftoverKind, number> = {instance: 0, 'dns-record': 1, image: 2, snapshot: 3}
+
+/** Whether a list() call asked for this kind. */
+export const wants = (kinds: readonly LeftoverKind[] | undefined, kind: LeftoverKind) => !kinds || kinds.includes(kind)
 
 export const describeResource = (r: LeftoverResource) => `${r.kind} ${r.id}${r.name && r.name !== r.id ? ` (${r.name})` : ''}`
 
@@ -91,15 +94,25 @@ export interface SweepReport {
   failed: Array<{resource: LeftoverResource; error: string}>
 }
 
+export interface SweepFilter {
+  /** Only these kinds (default: all). */
+  kinds?: LeftoverKind[]
+  /** Ids or names never touched (what the Terraform state still manages). */
+  keep?: ReadonlySet<string>
+}
+
 /** List, then delete in order; a failed deletion is recorded and the others still go. */
-export async function sweep(sweeper: CloudSweeper, report?: (m: string) => void): Promise<SweepReport> {
+export async function sweep(sweeper: CloudSweeper, report?: (m: string) => void, filter: SweepFilter = {}): Promise<SweepReport> {
   let found: LeftoverResource[]
   try {
-    found = await sweeper.list()
+    found = await sweeper.list(filter.kinds)
   } catch (error) {
     return {listError: error instanceof Error ? error.message : String(error), found: [], deleted: [], failed: []}
   }
-  found = [...found].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind])
+  found = found
+    .filter((r) => !filter.kinds || filter.kinds.includes(r.kind))
+    .filter((r) => !filter.keep?.has(r.id) && !(r.name && filter.keep?.has(r.name)))
+    .sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind])
   const deleted: LeftoverResource[] = []
   const failed: SweepReport['failed'] = []
   for (const r of found) {

@@ -85,6 +85,67 @@ export interface CloudCreateFlags {
   'key-file'?: string
 }
 
+/** The flags that describe a cloud cluster, which providers take each, and where cluster.yaml keeps it. */
+const CLOUD_FLAGS: Record<string, {providers: readonly CloudProvider[]; recorded: (c: CloudSettings) => string | undefined}> = {
+  region: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.region},
+  zone: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.zone},
+  project: {providers: ['google'], recorded: (c) => c.project},
+  profile: {providers: ['aws', 'oracle'], recorded: (c) => c.profile},
+  credentials: {providers: ['google'], recorded: (c) => c.credentialsFile},
+  'mgmt-shape': {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.mgmtShape},
+  'image-os': {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.imageOs},
+  'ssh-cidr': {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.sshCidr},
+  tenancy: {providers: ['oracle'], recorded: (c) => c.tenancyOcid},
+  compartment: {providers: ['oracle'], recorded: (c) => c.compartmentOcid},
+  user: {providers: ['oracle'], recorded: (c) => c.userOcid},
+  fingerprint: {providers: ['oracle'], recorded: (c) => c.fingerprint},
+  'key-file': {providers: ['oracle'], recorded: (c) => c.privateKeyPath},
+}
+
+/**
+ * Flags that would be ignored, refused rather than dropped without a word: a flag of another provider
+ * (`--project` for aws, any cloud flag for local), or, for a cluster that exists, a setting that
+ * differs from the one it was created with (they are fixed: Terraform made the resources from them).
+ */
+export function unusableFlags(provider: string, flags: Record<string, unknown>, existing?: {name: string; cloud?: CloudSettings}): InputProblem[] {
+  const problems: InputProblem[] = []
+  for (const [flag, spec] of Object.entries(CLOUD_FLAGS)) {
+    const value = flags[flag]
+    if (value === undefined) continue
+    if (!(spec.providers as readonly string[]).includes(provider)) {
+      const takers = spec.providers.length === 3 ? 'cloud providers' : spec.providers.join(' and ')
+      problems.push({where: `--${flag}`, message: `is for ${takers}, not ${provider}: leave it out`})
+      continue
+    }
+    if (!existing?.cloud) continue
+    const recorded = spec.recorded(existing.cloud)
+    const same = recorded !== undefined && (recorded === String(value) || (isAbsolute(recorded) && recorded === resolve(String(value))))
+    if (!same) {
+      problems.push({
+        where: `--${flag}`,
+        message: `cluster ${existing.name} exists and was created with ${recorded === undefined ? `no --${flag}` : `--${flag} ${recorded}`}; a cluster's settings are fixed once made: leave --${flag} out to continue it, or choose another --name`,
+      })
+    }
+  }
+  return problems
+}
+
+/**
+ * Google's node-program permission is fenced by instance name prefix (`<id>-`, templates/terraform/
+ * google/iam.tf: IAM conditions have no regular expressions). Two clusters of one project where one
+ * name is the other's plus "-…" (lab, lab-x) would reach each other's nodes: refused, as far as this
+ * machine knows the project's clusters.
+ */
+export function nameClash(name: string, project: string | undefined, clusters: Array<{name: string; provider: string; cloud?: {project?: string}}>): string | undefined {
+  for (const c of clusters) {
+    if (c.provider !== 'google' || c.cloud?.project !== project || c.name === name) continue
+    if (name.startsWith(`${c.name}-`) || c.name.startsWith(`${name}-`)) {
+      return `clashes with cluster ${c.name} in project ${project}: each cluster's node programs may manage instances named <cluster>-…, so one name must not be the other's followed by "-"; choose another name`
+    }
+  }
+  return undefined
+}
+
 export interface ResolvedCloudCreate {
   provider: CloudProvider
   name: string
@@ -242,7 +303,12 @@ export async function resolveCloudCreate(
     if (!cloud.tenancyOcid) required('tenancy', 'the tenancy OCID (or --profile, a profile of ~/.oci/config)')
     let compartment = given('compartment')
     if (!compartment && ask) compartment = await input({message: 'Compartment OCID (default: the root compartment):', default: cloud.tenancyOcid})
-    if (!compartment) io.note('Compartment: the tenancy\'s root compartment (pass --compartment to use another).')
+    if (!compartment) {
+      io.note(
+        "Compartment: the tenancy's root compartment (pass --compartment to use another). OCI policies cannot be limited by freeform tag, " +
+          "so the management node's node programs may manage every instance in the compartment: a compartment of the cluster's own is the safer choice.",
+      )
+    }
     cloud.compartmentOcid = compartment ?? cloud.tenancyOcid
   }
 
@@ -267,7 +333,12 @@ export async function resolveCloudCreate(
   if (!CLUSTER_NAME.test(name)) {
     throw new InvalidInputError([{where: configWhere.name ?? '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
   }
-  clusterRegistry(dataDir).assertNameFree(name)
+  const registry = clusterRegistry(dataDir)
+  registry.assertNameFree(name)
+  if (provider === 'google') {
+    const clash = nameClash(name, cloud.project, registry.names().map((n) => registry.get(n)))
+    if (clash) throw new InvalidInputError([{where: configWhere.name ?? '--name', message: clash}])
+  }
 
   // 5. Node limits (optional: `citc finish` can set them later).
   let limitsFile = given('limits')

@@ -19,7 +19,7 @@ import {Journal} from '../cluster/journal.js'
 import {withLock} from '../cluster/lock.js'
 import {clusterRegistry, type ClusterPaths} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
-import {CitcError, InvalidInputError, usageError} from '../errors.js'
+import {CitcError, InvalidInputError, usageError, withRetry} from '../errors.js'
 import {confirmOrRefuse, type Io} from '../io.js'
 import {cloudInputsFor, cloudOf, defaultMgmtUser, KEY_FILES, PENDING_HOST, readClusterKeys, terraformEnvFor} from '../providers/cloud-cluster.js'
 import {readClusterOutputs, renderTerraformDir, tfvarsFor, type CloudProvider} from '../providers/cloud.js'
@@ -162,6 +162,13 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
       throw usageError(`cluster ${name} exists and is a ${record.provider} cluster`, 'choose another --name, or leave --provider out to continue it')
     }
     if (!opts.resume) io.note(`Cluster ${name} exists: re-running every step with its recorded settings (they converge).`)
+    // The one setting that may change after create: finish applies it (with the limits).
+    if (opts.suspendTime && Number(record.settings?.suspendTime) !== opts.suspendTime) {
+      registry.update(name, (r) => {
+        r.settings = {...r.settings, suspendTime: opts.suspendTime!}
+      })
+      io.note(`SuspendTime is now ${opts.suspendTime} s (slurm.conf gets it when finish runs).`)
+    }
   }
 
   const paths = registry.paths(name)
@@ -186,7 +193,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
           throw new CitcError('cancelled', 'create interrupted', {hint: resumeHint})
         }
         if (error instanceof CitcError) {
-          throw new CitcError(error.kind, error.message, {hint: `${error.hint ? error.hint + '; then ' : ''}${resumeHint}`, details: error.details})
+          throw new CitcError(error.kind, error.message, {hint: withRetry(error.hint, resumeHint), details: error.details})
         }
         throw error
       }

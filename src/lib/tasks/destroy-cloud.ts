@@ -1,22 +1,24 @@
 // `citc destroy` for a cloud cluster, in this order:
 //   1 every powered-up compute node powered down through the management node's own node program
 //     (`<programsDir>/suspend <hostlist>`, as slurmctld would) — compute nodes are not in the
-//     Terraform state; a dead management node or controller is a warning, not a stop (step 3 finds
-//     their nodes by tag);
-//   2 terraform destroy of everything the state knows;
-//   3 a sweep by the cluster tag for what the state does not know (instances, images, snapshots), deleted;
-//   4 citc's state for the cluster deleted — only when all of that succeeded.
+//     Terraform state; any failure there (dead management node or controller, a node program that
+//     fails or hangs) is a warning, not a stop: step 2 finds their machines by tag;
+//   2 compute instances still tagged with the cluster and unknown to the state, terminated — before
+//     Terraform deletes the network, which the cloud refuses while machines still use it;
+//   3 terraform destroy of everything the state knows;
+//   4 a sweep by the cluster tag for what is left (images, snapshots, stray instances), deleted;
+//   5 citc's state for the cluster deleted — only when all of that succeeded.
 // A failed destroy keeps the state and says exactly what remains and how to retry.
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {withLock} from '../cluster/lock.js'
 import {clusterRegistry} from '../cluster/registry.js'
-import {CitcError} from '../errors.js'
+import {CitcError, withRetry} from '../errors.js'
 import {confirmByTyping, type Io} from '../io.js'
 import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, terraformEnvFor} from '../providers/cloud-cluster.js'
 import {renderTerraformDir} from '../providers/cloud.js'
-import {describeResource, sweep, SWEEP_TOOLS, type SweepReport} from '../providers/sweep.js'
+import {describeResource, sweep, SWEEP_TOOLS, type SweepFilter, type SweepReport} from '../providers/sweep.js'
 import {Controller, isPoweredUp} from '../slurm/controller.js'
 import {compressHostlist} from '../slurm/hostlist.js'
 import {detectTerraform, Terraform, type ResourceEvent} from '../tools/terraform.js'
@@ -24,19 +26,44 @@ import {withLog} from '../transport/logged.js'
 import {connectManagement} from '../transport/management.js'
 import {taskList, withInterrupts} from './listr.js'
 
+type StateFile = {resources?: Array<{mode?: string; type?: string; name?: string; module?: string; instances?: Array<{attributes?: {id?: unknown; name?: unknown}}>}>}
+
+function readState(terraformDir: string): StateFile | undefined {
+  const file = join(terraformDir, 'terraform.tfstate')
+  if (!existsSync(file)) return {}
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as StateFile
+  } catch {
+    return undefined
+  }
+}
+
 /** Managed resources in a local Terraform state file ("aws_instance.mgmt", …); [] without one. */
 export function stateResources(terraformDir: string): string[] {
-  const file = join(terraformDir, 'terraform.tfstate')
-  if (!existsSync(file)) return []
-  try {
-    const state = JSON.parse(readFileSync(file, 'utf8')) as {resources?: Array<{mode?: string; type?: string; name?: string; module?: string}>}
-    return (state.resources ?? [])
-      .filter((r) => r.mode === 'managed' && r.type && r.name)
-      .map((r) => `${r.module ? `${r.module}.` : ''}${r.type}.${r.name}`)
-      .sort()
-  } catch {
-    return ['(terraform.tfstate could not be read)']
+  const state = readState(terraformDir)
+  if (!state) return ['(terraform.tfstate could not be read)']
+  return (state.resources ?? [])
+    .filter((r) => r.mode === 'managed' && r.type && r.name)
+    .map((r) => `${r.module ? `${r.module}.` : ''}${r.type}.${r.name}`)
+    .sort()
+}
+
+/**
+ * The cloud ids and names of everything the state manages (AWS i-…, an OCID, a Google name or
+ * ".../instances/NAME"): the early sweep of compute instances must leave those to Terraform.
+ */
+export function stateIds(terraformDir: string): Set<string> {
+  const ids = new Set<string>()
+  for (const r of readState(terraformDir)?.resources ?? []) {
+    for (const i of r.instances ?? []) {
+      for (const v of [i.attributes?.id, i.attributes?.name]) {
+        if (typeof v !== 'string' || v === '') continue
+        ids.add(v)
+        ids.add(v.slice(v.lastIndexOf('/') + 1))
+      }
+    }
   }
+  return ids
 }
 
 export interface DestroyCloudOptions {
@@ -57,16 +84,71 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
   const poweredDown: string[] = []
   let destroyed = 0
   let swept: SweepReport | undefined
+  // The sweep that stopped the destroy (its failures are what remains).
+  let stoppedBy: SweepReport | undefined
   // Where it got to (set inside the tasks), for saying what remains.
-  const at: {stage: 'nodes' | 'terraform' | 'sweep' | 'forget'} = {stage: 'nodes'}
+  const at: {stage: 'nodes' | 'instances' | 'terraform' | 'sweep' | 'forget'} = {stage: 'nodes'}
   const warn = (m: string) => {
     warnings.push(m)
     io.note(`warning: ${m}`)
   }
 
+  const lookedFor = opts.skipSweep
+    ? `--skip-sweep does not look for them: check the ${provider} console for instances tagged cluster=${name}, they may still run (and cost)`
+    : 'the sweep looks for them by tag'
+
   try {
     await withLock(paths.dir, 'citc destroy', () =>
       withInterrupts(async (signal) => {
+        /** Step 1: throws one line saying why when the nodes could not all be powered down. */
+        const powerDownNodes = async (task: {title: string; output?: string}) => {
+          let root
+          try {
+            root = withLog(await connectManagement(record, {asRoot: true, signal, readyTimeoutMs: 15_000}), remoteLog)
+          } catch (error) {
+            if (signal.aborted) throw error
+            throw new Error(`the management node ${record.mgmt.host} cannot be reached (${firstLine(error)})`)
+          }
+          try {
+            const controller = new Controller(root, {confPath: record.slurm.confPath})
+            if (!(await controller.ping())) throw new Error('slurmctld on the management node does not answer')
+            const up = (await controller.nodes()).filter(isPoweredUp).map((n) => n.name)
+            if (up.length === 0) {
+              task.title = 'Power down compute nodes: none running'
+              return
+            }
+            const hostlist = compressHostlist(up)
+            task.output = `${record.slurm.programsDir}/suspend ${hostlist}`
+            const r = await root.run([`${record.slurm.programsDir}/suspend`, hostlist], {timeoutMs: 5 * 60_000, signal})
+            if (r.exitCode !== 0) throw new Error(`powering down ${hostlist} failed (exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0] ?? ''})`)
+            poweredDown.push(...up)
+            task.title = `Powered down ${up.length} compute node(s): ${hostlist}`
+          } finally {
+            await root.close().catch(() => {})
+          }
+        }
+
+        /** Steps 2 and 4: a sweep that could not list or delete everything stops the destroy. */
+        const sweepOrThrow = async (filter: SweepFilter, report: (m: string) => void): Promise<SweepReport> => {
+          const r = await sweep(sweeperFor(record, {logFile: sweepLog, signal}), report, filter)
+          if (r.listError) {
+            stoppedBy = r
+            const tool = SWEEP_TOOLS[provider]
+            throw new CitcError('remote', `the sweep for leftovers tagged cluster=${name} could not run: ${r.listError}`, {
+              hint:
+                `${/not installed/.test(r.listError) ? tool.install : `check the credentials and the log ${sweepLog}`}; ` +
+                `or, having checked the ${provider} console for resources tagged cluster=${name} yourself, add --skip-sweep`,
+            })
+          }
+          if (r.failed.length > 0) {
+            stoppedBy = r
+            throw new CitcError('remote', `the sweep could not delete: ${r.failed.map((f) => `${describeResource(f.resource)} (${f.error})`).join('; ')}`, {
+              hint: `delete them in the ${provider} console or fix the cause (log: ${sweepLog}), then run \`citc destroy ${name}\` again`,
+            })
+          }
+          return r
+        }
+
         const tool = await detectTerraform({signal})
         const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: tfLog, env: terraformEnvFor(record), signal, cloud: provider})
         await taskList(
@@ -79,40 +161,23 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
                   task.title = 'Power down compute nodes: no management node was made (create stopped before apply)'
                   return
                 }
-                let root
                 try {
-                  root = withLog(await connectManagement(record, {asRoot: true, signal, readyTimeoutMs: 15_000}), remoteLog)
+                  await powerDownNodes(task)
                 } catch (error) {
                   if (signal.aborted) throw error
-                  warn(`the management node ${record.mgmt.host} cannot be reached (${firstLine(error)}): its compute nodes were not powered down; the sweep looks for them by tag`)
-                  task.title = 'Power down compute nodes: management node unreachable (the sweep looks for them)'
-                  return
+                  warn(`${firstLine(error)}: its compute nodes were not powered down; ${lookedFor}`)
+                  task.title = `Power down compute nodes: FAILED (${firstLine(error)})`
                 }
-                try {
-                  const controller = new Controller(root, {confPath: record.slurm.confPath})
-                  if (!(await controller.ping())) {
-                    warn(`slurmctld on the management node does not answer: its compute nodes were not powered down; the sweep looks for them by tag`)
-                    task.title = 'Power down compute nodes: slurmctld not answering (the sweep looks for them)'
-                    return
-                  }
-                  const up = (await controller.nodes()).filter(isPoweredUp).map((n) => n.name)
-                  if (up.length === 0) {
-                    task.title = 'Power down compute nodes: none running'
-                    return
-                  }
-                  const hostlist = compressHostlist(up)
-                  task.output = `${record.slurm.programsDir}/suspend ${hostlist}`
-                  const r = await root.run([`${record.slurm.programsDir}/suspend`, hostlist], {timeoutMs: 15 * 60_000, signal})
-                  if (r.exitCode !== 0) {
-                    warn(`powering down ${hostlist} failed (exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0] ?? ''}); the sweep looks for them by tag`)
-                    task.title = `Power down compute nodes: ${hostlist} FAILED (the sweep looks for them)`
-                    return
-                  }
-                  poweredDown.push(...up)
-                  task.title = `Powered down ${up.length} compute node(s): ${hostlist}`
-                } finally {
-                  await root.close()
-                }
+              },
+            },
+            {
+              title: `Terminate compute instances still tagged cluster=${name}`,
+              skip: () => (opts.skipSweep ? 'skipped (--skip-sweep)' : false),
+              task: async (_, task) => {
+                at.stage = 'instances'
+                const early = await sweepOrThrow({kinds: ['instance'], keep: stateIds(paths.terraformDir)}, (m) => (task.output = m))
+                task.title = early.found.length === 0 ? 'Compute instances: none left running' : `Terminated ${early.deleted.map(describeResource).join(', ')}`
+                swept = early
               },
             },
             {
@@ -139,21 +204,9 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
               skip: () => (opts.skipSweep ? 'skipped (--skip-sweep)' : false),
               task: async (_, task) => {
                 at.stage = 'sweep'
-                swept = await sweep(sweeperFor(record, {logFile: sweepLog, signal}), (m) => (task.output = m))
-                if (swept.listError) {
-                  const tool = SWEEP_TOOLS[provider]
-                  throw new CitcError('remote', `the sweep for leftovers tagged cluster=${name} could not run: ${swept.listError}`, {
-                    hint:
-                      `${/not installed/.test(swept.listError) ? `${tool.install}, ` : 'check the credentials and the log ' + sweepLog + ', '}then run \`citc destroy ${name}\` again; ` +
-                      `or, having checked the ${provider} console for resources tagged cluster=${name}, \`citc destroy ${name} --skip-sweep\``,
-                  })
-                }
-                if (swept.failed.length > 0) {
-                  throw new CitcError('remote', `the sweep could not delete: ${swept.failed.map((f) => `${describeResource(f.resource)} (${f.error})`).join('; ')}`, {
-                    hint: `delete them in the ${provider} console or fix the cause (log: ${sweepLog}), then run \`citc destroy ${name}\` again`,
-                  })
-                }
-                task.title = swept.found.length === 0 ? `Sweep: nothing else tagged cluster=${name}` : `Sweep: deleted ${swept.deleted.map(describeResource).join(', ')}`
+                const late = await sweepOrThrow({}, (m) => (task.output = m))
+                swept = {found: [...(swept?.found ?? []), ...late.found], deleted: [...(swept?.deleted ?? []), ...late.deleted], failed: []}
+                task.title = late.found.length === 0 ? `Sweep: nothing else tagged cluster=${name}` : `Sweep: deleted ${late.deleted.map(describeResource).join(', ')}`
               },
             },
             {
@@ -171,14 +224,14 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
   } catch (error) {
     if (!(error instanceof CitcError)) throw error
     const remains: string[] = []
-    if (at.stage === 'nodes' || at.stage === 'terraform') {
+    if (at.stage === 'nodes' || at.stage === 'instances' || at.stage === 'terraform') {
       const left = stateResources(paths.terraformDir)
       if (left.length > 0) remains.push(`Terraform still manages ${left.length} resource(s): ${left.join(', ')}`)
-      if (poweredDown.length === 0 && record.mgmt.host !== PENDING_HOST) remains.push(`compute nodes tagged cluster=${name} may still run`)
+      if (at.stage !== 'terraform' && poweredDown.length === 0 && record.mgmt.host !== PENDING_HOST) remains.push(`compute nodes tagged cluster=${name} may still run`)
     }
-    if (at.stage === 'sweep' && swept) {
-      if (swept.listError) remains.push(`unknown: nothing tagged cluster=${name} could be listed`)
-      for (const f of swept.failed) remains.push(describeResource(f.resource))
+    if (stoppedBy) {
+      if (stoppedBy.listError) remains.push(`unknown: nothing tagged cluster=${name} could be listed`)
+      for (const f of stoppedBy.failed) remains.push(describeResource(f.resource))
     }
     const what = remains.length > 0 ? `\nWhat remains: ${remains.join('; ')}.` : ''
     const kept = `citc's state for ${name} is kept (${paths.dir}).`
@@ -186,7 +239,7 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
       throw new CitcError('cancelled', `destroy interrupted${what}\n${kept}`, {hint: `run \`citc destroy ${name}\` again to finish it`})
     }
     throw new CitcError(error.kind, `destroy did not finish: ${error.message}${what}\n${kept}`, {
-      hint: `${error.hint ? `${error.hint.replace(/,? ?then run `citc destroy[^`]*` again/, '')}; then ` : ''}run \`citc destroy ${name}\` again (it picks up where this one stopped)`,
+      hint: withRetry(error.hint, `run \`citc destroy ${name}\` again (it picks up where this one stopped)`),
       details: {...error.details, remains, warnings, logs: {terraform: tfLog, sweep: sweepLog}},
     })
   }

@@ -563,9 +563,15 @@ export interface GeneratedKeyPair {
 
 /** A new ed25519 key pair (ssh2's generator: no ssh-keygen needed). */
 export function generateEd25519KeyPair(comment: string): GeneratedKeyPair {
-  const pair = ssh2.utils.generateKeyPairSync('ed25519', {comment})
-  const publicKey = pair.public.trim()
-  return {privateKey: pair.private.endsWith('\n') ? pair.private : `${pair.private}\n`, publicKey, fingerprint: publicKeyFingerprint(publicKey)}
+  // ssh2 1.x drops a leading zero byte of the 32-byte ed25519 public key (about one key in 256): the
+  // pair is then malformed for every SSH implementation. Such a pair is thrown away and made again.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pair = ssh2.utils.generateKeyPairSync('ed25519', {comment})
+    const publicKey = pair.public.trim()
+    if (parseSshPublicKey(publicKey) instanceof Error) continue
+    return {privateKey: pair.private.endsWith('\n') ? pair.private : `${pair.private}\n`, publicKey, fingerprint: publicKeyFingerprint(publicKey)}
+  }
+  throw new Error('could not generate a well-formed ed25519 key pair in 20 attempts')
 }
 
 /** The SHA256 fingerprint of an OpenSSH public key line ("ssh-ed25519 AAAA… [comment]"). */

@@ -41,6 +41,9 @@ resource "google_service_account" "mgmt" {
   description  = "The node programs of citc cluster ${var.cluster_id}"
 }
 
+# IAM conditions have no regular expressions: the fence is the name prefix "<cluster_id>-". citc refuses
+# to create a cluster whose name is another's (same project) followed by "-…" (create-cloud-input.ts
+# nameClash), as the two would reach each other's nodes.
 resource "google_project_iam_member" "node_programs" {
   project = var.project
   role    = google_project_iam_custom_role.node_programs.id

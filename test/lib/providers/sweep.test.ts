@@ -11,6 +11,8 @@ import {awsSweeper} from '../../../src/lib/providers/aws/sweep.js'
 import {googleSweeper} from '../../../src/lib/providers/google/sweep.js'
 import {oracleSweeper} from '../../../src/lib/providers/oracle/sweep.js'
 import {sweep, type SweepContext} from '../../../src/lib/providers/sweep.js'
+import {sweeperFor} from '../../../src/lib/providers/cloud-cluster.js'
+import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
 
 const DOUBLES = resolve('test/doubles')
 const work = mkdtempSync(join(tmpdir(), 'citc-sweep-'))
@@ -55,6 +57,37 @@ const left = () => (JSON.parse(readFileSync(state, 'utf8')) as {resources: Array
 const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [])
 
 describe('sweepers', () => {
+  it('google with gcloud application default credentials: gcloud is handed the same file Terraform read', async () => {
+    const record = {
+      name: 'demo',
+      provider: 'google',
+      cloud: {region: 'europe-west2', zone: 'europe-west2-b', project: 'p', credentials: 'gcloud-adc'},
+    } as unknown as ClusterRecord
+    const savedEnv = {CLOUDSDK_CONFIG: process.env.CLOUDSDK_CONFIG, CLOUD_DOUBLE_STATE: process.env.CLOUD_DOUBLE_STATE, CLOUD_DOUBLE_LOG: process.env.CLOUD_DOUBLE_LOG, CLOUD_DOUBLE_LOG_ENV: process.env.CLOUD_DOUBLE_LOG_ENV}
+    Object.assign(process.env, {CLOUDSDK_CONFIG: join(work, 'gcloud'), CLOUD_DOUBLE_STATE: state, CLOUD_DOUBLE_LOG: log, CLOUD_DOUBLE_LOG_ENV: 'CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE'})
+    try {
+      await sweep(sweeperFor(record), undefined, {kinds: ['instance']})
+    } finally {
+      for (const [k, v] of Object.entries(savedEnv)) if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+    expect(calls()).toContain(`env CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE=${join(work, 'gcloud', 'application_default_credentials.json')}`)
+  })
+
+  it.each([
+    ['aws', awsSweeper, ['aws ec2 describe-instances'], 'i-1'],
+    ['google', googleSweeper, ['gcloud compute instances list'], 'demo-n1-standard-1-0001'],
+    ['oracle', oracleSweeper, ['oci search resource structured-search'], 'ocid1.instance.oc1..a'],
+  ] as const)('%s: only instances, sparing what Terraform manages (the early sweep of destroy)', async (_, make, listed, id) => {
+    const report = await sweep(make(ctx({project: 'p', zone: 'europe-west2-b'})), undefined, {kinds: ['instance'], keep: new Set(['ocid-of-mgmt'])})
+    expect(report.deleted.map((r) => r.id)).toEqual([id])
+    expect(calls().filter((c) => !/delete|terminate/.test(c)).map((c) => c.split(' ').slice(0, listed[0].split(' ').length).join(' '))).toEqual(listed)
+    if (make === oracleSweeper) expect(calls()[0]).toMatch(/query instance resources where/)
+    // Kept: an instance whose id or name the state knows.
+    const kept = await sweep(make(ctx({project: 'p', zone: 'europe-west2-b'})), undefined, {kinds: ['image'], keep: new Set(['citc-slurm-compute-demo-v1'])})
+    expect(kept.found).toEqual([])
+  })
+
   it('aws: instances, images and snapshots tagged cluster=demo, deleted instances first', async () => {
     const report = await sweep(awsSweeper(ctx({env: {...ctx().env, AWS_PROFILE: 'research'}})))
     expect(report.found.map((r) => `${r.kind} ${r.id}`)).toEqual(['instance i-1', 'image ami-1', 'snapshot snap-1'])

@@ -8,7 +8,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {InvalidInputError} from '../../../src/lib/errors.js'
 import type {Io} from '../../../src/lib/io.js'
-import {defaultZone, loadClusterConfig, locateProblems, resolveCloudCreate, type CloudCreateFlags} from '../../../src/lib/tasks/create-cloud-input.js'
+import {defaultZone, loadClusterConfig, locateProblems, nameClash, resolveCloudCreate, unusableFlags, type CloudCreateFlags} from '../../../src/lib/tasks/create-cloud-input.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-cloud-input-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -114,5 +114,38 @@ describe('--config', () => {
     expect(e?.problems[1].message).toBe('unknown key "regoin"; did you mean "region"?')
     writeFileSync(file, 'name: [unclosed\n')
     expect(() => loadClusterConfig(file)).toThrow(new RegExp(`${file}:\\d+:\\d+`))
+  })
+})
+
+describe('nameClash (google: node permissions fenced by name prefix)', () => {
+  const lab = {name: 'lab', provider: 'google', cloud: {project: 'p1'}}
+  it.each([
+    ['lab-x', 'p1', /clashes with cluster lab in project p1/],
+    ['la', 'p1', undefined], // a prefix without the hyphen does not reach lab-… names
+    ['lab-x', 'p2', undefined], // another project
+    ['lab', 'p1', undefined], // itself (a re-run)
+  ])('%s in %s', (name, project, expected) => {
+    const r = nameClash(name, project, [lab, {name: 'lab-y', provider: 'aws', cloud: {}}])
+    if (expected) expect(r).toMatch(expected)
+    else expect(r).toBeUndefined()
+  })
+  it('the shorter name clashes too', () => {
+    expect(nameClash('lab', 'p1', [{name: 'lab-x', provider: 'google', cloud: {project: 'p1'}}])).toMatch(/clashes with cluster lab-x/)
+  })
+})
+
+describe('unusableFlags', () => {
+  const cloud = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium', credentialsFile: '/keys/sa.json'}
+  it('refuses another provider\'s flags, and changed settings of a cluster that exists', () => {
+    expect(unusableFlags('aws', {project: 'p', region: 'us-east-1'})).toEqual([{where: '--project', message: 'is for google, not aws: leave it out'}])
+    expect(unusableFlags('local', {'mgmt-shape': 'x'})).toEqual([{where: '--mgmt-shape', message: 'is for cloud providers, not local: leave it out'}])
+    expect(unusableFlags('google', {tenancy: 'ocid1'})[0].message).toBe('is for oracle, not google: leave it out')
+    const existing = {name: 'lab', cloud}
+    expect(unusableFlags('aws', {region: 'us-east-1', 'mgmt-shape': 't3a.medium'}, existing)).toEqual([])
+    expect(unusableFlags('aws', {region: 'eu-west-2', 'ssh-cidr': '10.0.0.0/8'}, existing).map((p) => p.message)).toEqual([
+      'cluster lab exists and was created with --region us-east-1; a cluster\'s settings are fixed once made: leave --region out to continue it, or choose another --name',
+      'cluster lab exists and was created with no --ssh-cidr; a cluster\'s settings are fixed once made: leave --ssh-cidr out to continue it, or choose another --name',
+    ])
+    expect(unusableFlags('google', {credentials: '/keys/sa.json'}, existing)).toEqual([])
   })
 })

@@ -2,13 +2,14 @@
 // machine, so the test checks remote effects directly on the local filesystem.
 import {execFileSync} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
-import {existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createServer, connect, type Server, type Socket} from 'node:net'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
-import {connectSsh, fetchHostKeyFingerprint, sshFingerprint, takePidLine, type SshTransport} from '../../../src/lib/transport/ssh.js'
+import {connectSsh, fetchHostKeyFingerprint, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, takePidLine, type SshTransport} from '../../../src/lib/transport/ssh.js'
 import {NASTY} from '../../helpers/nasty.js'
 import {freePort} from '../../helpers/slurm.js'
 import {keygenFingerprint, startSshd, type SshdSandbox} from '../../helpers/sshd.js'
@@ -372,5 +373,27 @@ describe('close', () => {
     await other.close() // twice is fine
     await expect(other.run(['true'])).rejects.toThrow(/closed/)
     await expect(other.readFile('/etc/hostname')).rejects.toThrow(/closed/)
+  })
+})
+
+describe('generateEd25519KeyPair', () => {
+  it('makes only well-formed pairs (ssh2 alone drops a leading zero byte of about one public key in 256)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'citc-keygen-'))
+    try {
+      for (let i = 0; i < 3000; i++) {
+        const pair = generateEd25519KeyPair('citc-test')
+        const parsed = parseSshPublicKey(pair.publicKey)
+        if (parsed instanceof Error) throw new Error(`pair ${i}: ${parsed.message}: ${pair.publicKey}`)
+        // "ssh-ed25519" blob: 4 + 11 (type) + 4 + 32 (key) bytes.
+        expect(parsed.blob.length).toBe(51)
+        if (i % 600 === 0) {
+          // OpenSSH reads both halves, and derives the same public key from the private one.
+          writeFileSync(join(dir, 'k'), pair.privateKey, {mode: 0o600})
+          expect(execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'k')], {encoding: 'utf8'}).split(' ').slice(0, 2)).toEqual(pair.publicKey.split(' ').slice(0, 2))
+        }
+      }
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 })

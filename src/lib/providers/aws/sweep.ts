@@ -1,6 +1,6 @@
 // AWS leftovers by tag cluster=<id>: instances that are not terminated, images this account owns,
 // and their snapshots — through the AWS CLI, with the profile/keys Terraform used.
-import {parseToolJson, runTool, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
+import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 
 interface Tag {
   Key?: string
@@ -14,18 +14,24 @@ export function awsSweeper(ctx: SweepContext): CloudSweeper {
   const byTag = `Name=tag:cluster,Values=${ctx.clusterId}`
   return {
     tool: 'aws',
-    async list() {
+    async list(kinds) {
       const out: LeftoverResource[] = []
-      const instances = parseToolJson('aws', await aws(['ec2', 'describe-instances', '--filters', byTag, 'Name=instance-state-name,Values=pending,running,stopping,stopped'])) as {
-        Reservations?: Array<{Instances?: Array<{InstanceId: string; Tags?: Tag[]}>}>
+      if (wants(kinds, 'instance')) {
+        const instances = parseToolJson('aws', await aws(['ec2', 'describe-instances', '--filters', byTag, 'Name=instance-state-name,Values=pending,running,stopping,stopped'])) as {
+          Reservations?: Array<{Instances?: Array<{InstanceId: string; Tags?: Tag[]}>}>
+        }
+        for (const r of instances.Reservations ?? []) for (const i of r.Instances ?? []) out.push({kind: 'instance', id: i.InstanceId, name: nameTag(i.Tags)})
       }
-      for (const r of instances.Reservations ?? []) for (const i of r.Instances ?? []) out.push({kind: 'instance', id: i.InstanceId, name: nameTag(i.Tags)})
-      const images = parseToolJson('aws', await aws(['ec2', 'describe-images', '--owners', 'self', '--filters', byTag])) as {Images?: Array<{ImageId: string; Name?: string}>}
-      for (const i of images.Images ?? []) out.push({kind: 'image', id: i.ImageId, name: i.Name})
-      const snapshots = parseToolJson('aws', await aws(['ec2', 'describe-snapshots', '--owner-ids', 'self', '--filters', byTag])) as {
-        Snapshots?: Array<{SnapshotId: string; Tags?: Tag[]}>
+      if (wants(kinds, 'image')) {
+        const images = parseToolJson('aws', await aws(['ec2', 'describe-images', '--owners', 'self', '--filters', byTag])) as {Images?: Array<{ImageId: string; Name?: string}>}
+        for (const i of images.Images ?? []) out.push({kind: 'image', id: i.ImageId, name: i.Name})
       }
-      for (const s of snapshots.Snapshots ?? []) out.push({kind: 'snapshot', id: s.SnapshotId, name: nameTag(s.Tags)})
+      if (wants(kinds, 'snapshot')) {
+        const snapshots = parseToolJson('aws', await aws(['ec2', 'describe-snapshots', '--owner-ids', 'self', '--filters', byTag])) as {
+          Snapshots?: Array<{SnapshotId: string; Tags?: Tag[]}>
+        }
+        for (const s of snapshots.Snapshots ?? []) out.push({kind: 'snapshot', id: s.SnapshotId, name: nameTag(s.Tags)})
+      }
       return out
     },
     async delete(r) {

@@ -24,6 +24,9 @@ function readJson(file: string): KeyFile | undefined {
 }
 
 /** gcloud's directory: $CLOUDSDK_CONFIG or ~/.config/gcloud. */
+/** gcloud's application default credentials (`gcloud auth application-default login`), in its config dir. */
+export const ADC_FILE = 'application_default_credentials.json'
+
 export function gcloudDir(ctx: DiscoveryContext): string {
   return ctx.env.CLOUDSDK_CONFIG ? expandHome(ctx.env.CLOUDSDK_CONFIG, ctx.home) : join(ctx.home, '.config', 'gcloud')
 }
@@ -105,7 +108,7 @@ export function discoverGoogleCredentials(ctx: DiscoveryContext): CredentialSour
     })
   }
 
-  const adcFile = join(gcloudDir(ctx), 'application_default_credentials.json')
+  const adcFile = join(gcloudDir(ctx), ADC_FILE)
   if (existsSync(adcFile)) {
     const key = readJson(adcFile)
     sources.push({

@@ -1,6 +1,6 @@
 // Google Cloud leftovers by label cluster=<id>: instances in any zone of the project and images of the
 // project — through gcloud (with the key file Terraform used, when one was chosen).
-import {parseToolJson, runTool, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
+import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 
 /** ".../zones/europe-west2-b" → "europe-west2-b". */
 const lastSegment = (url: string | undefined) => (url ? url.slice(url.lastIndexOf('/') + 1) : undefined)
@@ -12,12 +12,16 @@ export function googleSweeper(ctx: SweepContext): CloudSweeper {
   const filter = `--filter=labels.cluster=${ctx.clusterId}`
   return {
     tool: 'gcloud',
-    async list() {
+    async list(kinds) {
       const out: LeftoverResource[] = []
-      const instances = parseToolJson('gcloud', await gcloud(['compute', 'instances', 'list', filter, '--format=json'])) as Array<{name: string; zone?: string}>
-      for (const i of instances) out.push({kind: 'instance', id: i.name, location: lastSegment(i.zone)})
-      const images = parseToolJson('gcloud', await gcloud(['compute', 'images', 'list', '--no-standard-images', filter, '--format=json'])) as Array<{name: string}>
-      for (const i of images) out.push({kind: 'image', id: i.name})
+      if (wants(kinds, 'instance')) {
+        const instances = parseToolJson('gcloud', await gcloud(['compute', 'instances', 'list', filter, '--format=json'])) as Array<{name: string; zone?: string}>
+        for (const i of instances) out.push({kind: 'instance', id: i.name, location: lastSegment(i.zone)})
+      }
+      if (wants(kinds, 'image')) {
+        const images = parseToolJson('gcloud', await gcloud(['compute', 'images', 'list', '--no-standard-images', filter, '--format=json'])) as Array<{name: string}>
+        for (const i of images) out.push({kind: 'image', id: i.name})
+      }
       return out
     },
     async delete(r) {

@@ -1,7 +1,7 @@
 // Oracle Cloud leftovers by freeform tag cluster=<id>: instances and custom images, found with the
 // resource search of the OCI CLI (with the ~/.oci/config profile, or the API key's fields through
 // the OCI_CLI_* variables) and limited to the cluster's compartment.
-import {parseToolJson, runTool, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
+import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 
 interface SearchItem {
   identifier: string
@@ -18,8 +18,10 @@ export function oracleSweeper(ctx: SweepContext): CloudSweeper {
   const oci = (args: string[]) => runTool(ctx, 'oci', [...args, ...common, '--output', 'json'])
   return {
     tool: 'oci',
-    async list() {
-      const query = `query instance, image resources where (freeformTags.key = 'cluster' && freeformTags.value = '${ctx.clusterId.replace(/'/g, '')}')`
+    async list(kinds) {
+      const types = (['instance', 'image'] as const).filter((k) => wants(kinds, k))
+      if (types.length === 0) return []
+      const query = `query ${types.join(', ')} resources where (freeformTags.key = 'cluster' && freeformTags.value = '${ctx.clusterId.replace(/'/g, '')}')`
       const result = parseToolJson('oci', await oci(['search', 'resource', 'structured-search', '--query-text', query])) as {data?: {items?: SearchItem[]}}
       const out: LeftoverResource[] = []
       for (const item of result.data?.items ?? []) {
