@@ -144,6 +144,29 @@ describe('citc create --provider aws --plan-only', () => {
     expect(existsSync(clusterDir('plan'))).toBe(false)
   })
 
+  it.each([
+    ['google', ['--project', 'my-proj-1', '--region', 'europe-west2'], 'google_compute_instance.mgmt', {project: 'my-proj-1', region: 'europe-west2', zone: 'europe-west2-b'}],
+    [
+      'oracle',
+      ['--region', 'uk-london-1', '--zone', '2', '--tenancy', 'ocid1.tenancy.oc1..aaaa', '--compartment', 'ocid1.compartment.oc1..cccc', '--user', 'ocid1.user.oc1..bbbb', '--fingerprint', '12:34:56:78:9a:bc:de:f0:12:34:56:78:9a:bc:de:f0'],
+      'oci_core_instance.mgmt',
+      {region: 'uk-london-1', availability_domain: 2, tenancy_ocid: 'ocid1.tenancy.oc1..aaaa', compartment_ocid: 'ocid1.compartment.oc1..cccc', user_ocid: 'ocid1.user.oc1..bbbb'},
+    ],
+  ] as const)('%s: renders and plans its own templates with its own inputs', async (provider, args, instance, vars) => {
+    const name = `plan-${provider}`
+    const extra = provider === 'oracle' ? ['--key-file', join(work, 'oci_api_key.pem')] : []
+    if (provider === 'oracle') writeFileSync(join(work, 'oci_api_key.pem'), '-----BEGIN PRIVATE KEY-----\nnot used by the double\n-----END PRIVATE KEY-----\n', {mode: 0o600})
+    const r = await citc(['create', '--provider', provider, '--name', name, ...args, ...extra, '--plan-only', '--json'], {env: env(name)})
+    expect(r.code, r.stderr).toBe(0)
+    const doc = r.json()
+    expect(doc.plan.byType[instance.split('.')[0]]).toEqual([instance])
+    expect(doc.plan.counts.create).toBeGreaterThan(8)
+    const tfvars = JSON.parse(readFileSync(join(doc.terraformDir, 'citc.auto.tfvars.json'), 'utf8'))
+    expect(tfvars).toMatchObject({cluster_id: name, ...vars})
+    expect(existsSync(join(doc.terraformDir, 'main.tf'))).toBe(true)
+    expect(calls(name).map((l) => l.split(' ')[0])).toEqual(['version', 'init', 'plan', 'show'])
+  })
+
   it('without a terminal, applying needs --yes (said before anything is made)', async () => {
     const r = await create('noyes', [])
     expect(r.code).toBe(2)
