@@ -5,6 +5,9 @@
 // finish writes slurm.conf from the limits and starts slurmctld, add-user makes a directory user — all
 // through the management node's SSH, as on a cloud.
 //
+// citc logs in as ADMIN, a user with passwordless sudo made by the test (as the "ubuntu" user of
+// Ubuntu's cloud images), so everything root does on the node goes through the real `sudo -n`.
+//
 // The shared filesystem: Terraform's outputs name a directory of this machine with type none and
 // options bind instead of an NFS export (this machine's kernel has no NFS client), so the filesystem
 // role's mount, /etc/fstab entry and teardown run for real on something mount(8) accepts here.
@@ -13,7 +16,7 @@
 // lock, refuses to run where a citc cluster lives, and runs teardown.yml at the end (citc destroy of a
 // cloud cluster leaves the management node to Terraform, which here is a double).
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {hostname, tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -27,6 +30,8 @@ import {lockSystem} from '../helpers/system-lock.js'
 
 const NAME = 'cm'
 const USER = 'carol'
+const ADMIN = 'citcadmin'
+const SUDOERS = `/etc/sudoers.d/${ADMIN}`
 const SHARED = '/mnt/shared'
 const FSTAB_BEGIN = '# BEGIN citc shared filesystem'
 const DOUBLES = resolve(ROOT, 'test', 'doubles')
@@ -72,7 +77,7 @@ function outputs(port: number): string {
       mgmt_public_ip: value('127.0.0.1'),
       mgmt_ssh_port: value(port),
       mgmt_private_ip: value('127.0.0.1'),
-      mgmt_user: value('root'),
+      mgmt_user: value(ADMIN),
       mgmt_hostname: value(hostname()), // slurmctld must find itself in SlurmctldHost
       mgmt_shape: value('t3a.medium'),
       region: value('us-east-1'),
@@ -111,7 +116,10 @@ beforeAll(async () => {
   release = () => lock.release()
   if (existsSync('/etc/citc/cluster.json')) throw new Error('a citc cluster lives on this machine (/etc/citc/cluster.json): destroy it first, this test would take it down')
   if (mounted()) throw new Error(`${SHARED} is a mount point already: this test mounts its own filesystem there`)
-  if (spawnSync('getent', ['passwd', USER]).status === 0) throw new Error(`a user ${USER} exists on this machine already: this test creates one`)
+  for (const u of [USER, ADMIN]) if (spawnSync('getent', ['passwd', u]).status === 0) throw new Error(`a user ${u} exists on this machine already: this test creates one`)
+  // Password "*": no password login, but not a locked account (which sshd refuses without PAM).
+  execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', '--password', '*', ADMIN])
+  writeFileSync(SUDOERS, `${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`, {mode: 0o440})
   mkdirSync(join(work, 'home'))
   mkdirSync(exportDir)
   writeFileSync(join(exportDir, 'already-there'), 'data on the shared filesystem before the cluster\n')
@@ -125,6 +133,8 @@ afterAll(async () => {
     if (configured && !tornDown) await teardown('teardown-cleanup.log').catch((e) => console.error(e))
     if (mounted() && readFileSync('/etc/fstab', 'utf8').includes(exportDir)) sh('umount', [SHARED])
   } finally {
+    rmSync(SUDOERS, {force: true})
+    if (spawnSync('getent', ['passwd', ADMIN]).status === 0) sh('userdel', ['--remove', ADMIN])
     rmSync(work, {recursive: true, force: true, maxRetries: 5, retryDelay: 200})
     release?.()
   }
@@ -137,13 +147,20 @@ describe('a cloud management node configured over SSH with the real management.y
     const planned = await run(['create', '--provider', 'aws', '--name', NAME, '--region', 'us-east-1', '--limits', limits, '--plan-only'])
     expect(planned.code, planned.stderr).toBe(0)
     sshd = await startSshd({hostKeyFile: join(keysDir, 'mgmt_host_ed25519'), authorizeKey: readFileSync(join(keysDir, 'admin_ed25519.pub'), 'utf8')})
+    // sshd reads AuthorizedKeysFile as the user logging in: let ADMIN read it (it holds public keys only).
+    chmodSync(sshd.dir, 0o755)
+    chmodSync(join(sshd.dir, 'authorized_keys'), 0o644)
     configured = true
-    const r = await run(['create', '--name', NAME, '--resume', '--yes'], {TF_DOUBLE_OUTPUTS: outputs(sshd.port)}, 20 * 60_000)
+    const r = await run(['create', '--name', NAME, '--resume', '--yes', '--ssh-timeout', '60'], {TF_DOUBLE_OUTPUTS: outputs(sshd.port)}, 20 * 60_000)
     if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
     expect(r.stdout).toMatch(/Configured the management node \(management\.yml: ok=\d+ changed=\d+ failed=0\)/)
     expect(r.stdout).toMatch(/Configuration applied \((restart|reconfigure)\)/)
     expect(r.stdout).toMatch(/Cluster cm is ready/)
     expect(JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8'))).toMatchObject({name: NAME, provider: 'aws'})
+    // citc logged in as ADMIN and became root through sudo.
+    expect(readFileSync(join(dataDir, 'clusters', NAME, 'cluster.yaml'), 'utf8')).toMatch(new RegExp(`user: ${ADMIN}\\n[\\s\\S]*sudo: true`))
+    expect(sshd!.log()).toMatch(new RegExp(`Accepted publickey for ${ADMIN} `))
+    expect(sshd!.log()).not.toMatch(/Accepted publickey for root /)
   }, 20 * 60_000)
 
   it('mounts the shared filesystem at /mnt/shared, records it in /etc/fstab, and keeps the cluster on it', () => {
