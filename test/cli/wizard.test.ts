@@ -2,10 +2,11 @@
 // changes nothing (exit 130). Takes the machine lock: the pre-flight looks at this machine's Slurm.
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {ROOT} from '../helpers/cli.js'
+import {DOUBLES} from '../helpers/cloud.js'
 import {runOnPty} from '../helpers/pty.js'
 import {lockSystem} from '../helpers/system-lock.js'
 
@@ -48,7 +49,6 @@ describe('citc create on a terminal', () => {
     mkdirSync(join(home, '.aws'), {recursive: true})
     writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = x\n\n[research]\naws_access_key_id = AKIARESEARCH\naws_secret_access_key = y\n')
     writeFileSync(join(home, '.aws', 'config'), '[default]\nregion = eu-west-2\n\n[profile research]\nregion = us-east-1\n')
-    const doubles = resolve(ROOT, 'test', 'doubles')
     const tfLog = join(data, 'tf.log')
     const {code, output} = runOnPty(
       [process.execPath, join(ROOT, 'bin', 'run.js'), 'create'],
@@ -68,8 +68,8 @@ describe('citc create on a terminal', () => {
           HOME: home,
           AWS_PROFILE: '',
           AWS_ACCESS_KEY_ID: '',
-          CITC_TERRAFORM: join(doubles, 'terraform'),
-          PATH: `${doubles}:${process.env.PATH}`,
+          CITC_TERRAFORM: join(DOUBLES, 'terraform'),
+          PATH: `${DOUBLES}:${process.env.PATH}`,
           TF_DOUBLE_LOG: tfLog,
           CI: '',
           NODE_ENV: 'production',

@@ -7,17 +7,17 @@
 // test/e2e/local-cluster.test.ts runs it for real.
 import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {tmpdir, userInfo} from 'node:os'
+import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
+import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {keygenFingerprint, startSshd, type SshdSandbox} from '../helpers/sshd.js'
 
-const DOUBLES = resolve(ROOT, 'test', 'doubles')
 const PLAYBOOK = resolve(ROOT, 'test', 'fixtures', 'cloud-mgmt-test.yml')
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-create-'))
 const dataDir = join(work, 'data')
@@ -41,48 +41,10 @@ const calls = (name: string) => (existsSync(tfLog(name)) ? readFileSync(tfLog(na
 const clusterYaml = (name: string) => readFileSync(join(clusterDir(name), 'cluster.yaml'), 'utf8')
 
 /** What `terraform output -json` answers for cluster `name`: the management node on 127.0.0.1:port. */
-function outputs(name: string, port: number): string {
-  const file = join(work, `${name}-outputs.json`)
-  const value = (v: unknown) => ({value: v, sensitive: false, type: 'string'})
-  const o: Record<string, unknown> = {
-    cluster_id: value(name),
-    mgmt_public_ip: value('127.0.0.1'),
-    mgmt_ssh_port: value(port),
-    mgmt_private_ip: value('10.0.0.10'),
-    mgmt_user: value(userInfo().username),
-    mgmt_hostname: value('mgmt'),
-    mgmt_shape: value('t3a.medium'),
-    region: value('us-east-1'),
-    zone: value('us-east-1a'),
-    base_image: value({id: 'ami-0123', os: 'ubuntu-24.04'}),
-    shared_fs_host: value('10.0.0.20'),
-    shared_fs_path: value('/'),
-    shared_fs_type: value('nfs4'),
-    shared_fs_mount_options: value('nfsvers=4.1'),
-    vpc_id: value('vpc-0abc'),
-    subnet_id: value('subnet-0abc'),
-    compute_security_group_id: value('sg-0abc'),
-    node_role_arn: value('arn:aws:iam::123456789012:role/x'),
-  }
-  writeFileSync(file, JSON.stringify(o))
-  return file
-}
+const outputs = (name: string, port: number) => writeAwsOutputs(join(work, `${name}-outputs.json`), name, port)
 
-function env(name: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    CITC_DATA_DIR: dataDir,
-    CITC_CLUSTER: undefined,
-    CITC_TERRAFORM: join(DOUBLES, 'terraform'),
-    PATH: `${DOUBLES}:${process.env.PATH}`,
-    HOME: join(work, 'home'), // no cloud credentials: the double does not need any
-    AWS_PROFILE: undefined,
-    AWS_ACCESS_KEY_ID: undefined,
-    CITC_TEST_REMOTE_PREFIX: prefix,
-    CITC_TEST_REMOTE_PLAYBOOK: PLAYBOOK,
-    TF_DOUBLE_LOG: tfLog(name),
-    ...extra,
-  }
-}
+const env = (name: string, extra: NodeJS.ProcessEnv = {}) =>
+  doublesEnv({dataDir, home: join(work, 'home'), tfLog: tfLog(name)}, {CITC_TEST_REMOTE_PREFIX: prefix, CITC_TEST_REMOTE_PLAYBOOK: PLAYBOOK, ...extra})
 
 const create = (name: string, args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> =>
   citc(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', ...args], {env: env(name, extra), timeoutMs})

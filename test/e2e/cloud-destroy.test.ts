@@ -6,17 +6,17 @@
 // is about the order of destroy, not about stopping machines. Every call of the node program,
 // Terraform and the cloud CLI goes to one log, so the order is checked, not assumed.
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir, userInfo} from 'node:os'
-import {join, resolve} from 'node:path'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish.js'
-import {citc, ROOT, type CliResult} from '../helpers/cli.js'
+import {citc, type CliResult} from '../helpers/cli.js'
+import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 
-const DOUBLES = resolve(ROOT, 'test', 'doubles')
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-destroy-'))
 const dataDir = join(work, 'data')
 const programs = join(work, 'programs')
@@ -43,35 +43,8 @@ afterAll(async () => {
   rmSync(work, {recursive: true, force: true})
 })
 
-const value = (v: unknown) => ({value: v, sensitive: false})
-function outputsFor(name: string, port: number): string {
-  const file = join(work, `${name}-outputs.json`)
-  const o = {
-    cluster_id: value(name), mgmt_public_ip: value('127.0.0.1'), mgmt_ssh_port: value(port), mgmt_private_ip: value('10.0.0.10'),
-    mgmt_user: value(userInfo().username), mgmt_hostname: value('mgmt'), mgmt_shape: value('t3a.medium'), region: value('us-east-1'),
-    zone: value('us-east-1a'), base_image: value({id: 'ami-0123'}), shared_fs_host: value('10.0.0.20'), shared_fs_path: value('/'), shared_fs_type: value('nfs4'),
-    shared_fs_mount_options: value('nfsvers=4.1'), vpc_id: value('vpc-0abc'), subnet_id: value('subnet-0abc'),
-    compute_security_group_id: value('sg-0abc'), node_role_arn: value('arn:aws:iam::123456789012:role/x'),
-  }
-  writeFileSync(file, JSON.stringify(o))
-  return file
-}
-
-function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return {
-    CITC_DATA_DIR: dataDir,
-    CITC_CLUSTER: undefined,
-    CITC_TERRAFORM: join(DOUBLES, 'terraform'),
-    PATH: `${DOUBLES}:${process.env.PATH}`,
-    HOME: join(work, 'home'),
-    AWS_PROFILE: undefined,
-    AWS_ACCESS_KEY_ID: undefined,
-    TF_DOUBLE_LOG: order,
-    CLOUD_DOUBLE_LOG: order,
-    CLOUD_DOUBLE_STATE: cloud,
-    ...extra,
-  }
-}
+const outputsFor = (name: string, port: number) => writeAwsOutputs(join(work, `${name}-outputs.json`), name, port)
+const env = (extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: order, cloudLog: order, cloudState: cloud}, extra)
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs: 120_000})
 const orderLines = () => (existsSync(order) ? readFileSync(order, 'utf8').trim().split('\n') : [])
 const cloudIds = () => (JSON.parse(readFileSync(cloud, 'utf8')) as {resources: Array<{id: string}>}).resources.map((r) => r.id).sort()

@@ -18,13 +18,14 @@
 import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {hostname, tmpdir} from 'node:os'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {pidAlive} from '../../src/lib/proc.js'
 import {runPlaybook} from '../../src/lib/tools/ansible.js'
 import {localTransport} from '../../src/lib/transport/local.js'
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
+import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
 
@@ -34,7 +35,6 @@ const ADMIN = 'citcadmin'
 const SUDOERS = `/etc/sudoers.d/${ADMIN}`
 const SHARED = '/mnt/shared'
 const FSTAB_BEGIN = '# BEGIN citc shared filesystem'
-const DOUBLES = resolve(ROOT, 'test', 'doubles')
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-mgmt-'))
 const dataDir = join(work, 'data')
 const prefix = join(work, 'remote-citc') // where citc is installed on the "management node"
@@ -50,51 +50,24 @@ function sh(cmd: string, args: string[]) {
   return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
 }
 
-const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-  CITC_DATA_DIR: dataDir,
-  CITC_CLUSTER: undefined,
-  CITC_TERRAFORM: join(DOUBLES, 'terraform'),
-  PATH: `${DOUBLES}:${process.env.PATH}`,
-  HOME: join(work, 'home'),
-  AWS_PROFILE: undefined,
-  AWS_ACCESS_KEY_ID: undefined,
-  CITC_TEST_REMOTE_PREFIX: prefix,
-  TF_DOUBLE_LOG: join(work, 'terraform-calls.log'),
-  CLOUD_DOUBLE_LOG: join(work, 'cloud-calls.log'),
-  CLOUD_DOUBLE_STATE: join(work, 'cloud.json'),
-  ...extra,
-})
+const env = (extra: NodeJS.ProcessEnv = {}) =>
+  doublesEnv(
+    {dataDir, home: join(work, 'home'), tfLog: join(work, 'terraform-calls.log'), cloudLog: join(work, 'cloud-calls.log'), cloudState: join(work, 'cloud.json')},
+    {CITC_TEST_REMOTE_PREFIX: prefix, ...extra},
+  )
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs})
 
 /** `terraform output -json` of the double: the management node is this machine, on the sshd's port. */
-function outputs(port: number): string {
-  const file = join(work, 'outputs.json')
-  const value = (v: unknown) => ({value: v, sensitive: false, type: 'string'})
-  writeFileSync(
-    file,
-    JSON.stringify({
-      cluster_id: value(NAME),
-      mgmt_public_ip: value('127.0.0.1'),
-      mgmt_ssh_port: value(port),
-      mgmt_private_ip: value('127.0.0.1'),
-      mgmt_user: value(ADMIN),
-      mgmt_hostname: value(hostname()), // slurmctld must find itself in SlurmctldHost
-      mgmt_shape: value('t3a.medium'),
-      region: value('us-east-1'),
-      zone: value('us-east-1a'),
-      base_image: value({id: 'ami-0123', os: 'ubuntu-24.04'}),
-      shared_fs_host: value(''),
-      shared_fs_path: value(exportDir),
-      shared_fs_type: value('none'),
-      shared_fs_mount_options: value('bind'),
-      vpc_id: value('vpc-0abc'),
-      subnet_id: value('subnet-0abc'),
-      compute_security_group_id: value('sg-0abc'),
-      node_role_arn: value('arn:aws:iam::123456789012:role/x'),
-    }),
-  )
-  return file
-}
+const outputs = (port: number) =>
+  writeAwsOutputs(join(work, 'outputs.json'), NAME, port, {
+    mgmt_private_ip: '127.0.0.1',
+    mgmt_user: ADMIN,
+    mgmt_hostname: hostname(), // slurmctld must find itself in SlurmctldHost
+    shared_fs_host: '',
+    shared_fs_path: exportDir,
+    shared_fs_type: 'none',
+    shared_fs_mount_options: 'bind',
+  })
 
 /** The playbooks' variables as citc passes them on a cloud (teardown needs the same). */
 const varsFile = join(work, 'teardown-vars.json')

@@ -1,0 +1,58 @@
+// What the cloud tests share: the environment that puts the TEST DOUBLES (test/doubles: terraform, and
+// the aws/gcloud/oci CLIs of the sweep) in place of the real tools, and the `terraform output -json`
+// document the terraform double answers with for an aws cluster whose management node is an sshd here.
+import {writeFileSync} from 'node:fs'
+import {userInfo} from 'node:os'
+import {join, resolve} from 'node:path'
+
+import {ROOT} from './cli.js'
+
+export const DOUBLES = resolve(ROOT, 'test', 'doubles')
+
+/** citc with the doubles first on PATH, a HOME without cloud credentials, and the doubles' logs. */
+export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; cloudLog?: string; cloudState?: string}, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    CITC_DATA_DIR: o.dataDir,
+    CITC_CLUSTER: undefined,
+    CITC_TERRAFORM: join(DOUBLES, 'terraform'),
+    PATH: `${DOUBLES}:${process.env.PATH}`,
+    HOME: o.home, // no cloud credentials: the doubles do not need any
+    AWS_PROFILE: undefined,
+    AWS_ACCESS_KEY_ID: undefined,
+    TF_DOUBLE_LOG: o.tfLog,
+    ...(o.cloudLog ? {CLOUD_DOUBLE_LOG: o.cloudLog} : {}),
+    ...(o.cloudState ? {CLOUD_DOUBLE_STATE: o.cloudState} : {}),
+    ...extra,
+  }
+}
+
+/**
+ * Write the outputs of an aws cluster `name` whose management node answers SSH on 127.0.0.1:port (the
+ * values a real apply would give, overridable) to `file`, for TF_DOUBLE_OUTPUTS.
+ */
+export function writeAwsOutputs(file: string, name: string, port: number, overrides: Record<string, unknown> = {}): string {
+  const values: Record<string, unknown> = {
+    cluster_id: name,
+    mgmt_public_ip: '127.0.0.1',
+    mgmt_ssh_port: port,
+    mgmt_private_ip: '10.0.0.10',
+    mgmt_user: userInfo().username,
+    mgmt_hostname: 'mgmt',
+    mgmt_shape: 't3a.medium',
+    region: 'us-east-1',
+    zone: 'us-east-1a',
+    base_image: {id: 'ami-0123', os: 'ubuntu-24.04'},
+    shared_fs_host: '10.0.0.20',
+    shared_fs_path: '/',
+    shared_fs_type: 'nfs4',
+    shared_fs_mount_options: 'nfsvers=4.1',
+    vpc_id: 'vpc-0abc',
+    subnet_id: 'subnet-0abc',
+    compute_security_group_id: 'sg-0abc',
+    node_role_arn: 'arn:aws:iam::123456789012:role/x',
+    ...overrides,
+  }
+  const doc = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, {value: v, sensitive: false, type: typeof v === 'number' ? 'number' : 'string'}]))
+  writeFileSync(file, JSON.stringify(doc))
+  return file
+}
