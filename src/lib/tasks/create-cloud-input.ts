@@ -85,8 +85,12 @@ export interface CloudCreateFlags {
   'key-file'?: string
 }
 
-/** The flags that describe a cloud cluster, which providers take each, and where cluster.yaml keeps it. */
-const CLOUD_FLAGS: Record<string, {providers: readonly CloudProvider[]; recorded: (c: CloudSettings) => string | undefined}> = {
+/**
+ * The flags only some providers take, and for a cloud cluster's settings where cluster.yaml keeps them
+ * (fixed once the cluster is made).
+ */
+const PROVIDER_FLAGS: Record<string, {providers: readonly string[]; recorded?: (c: CloudSettings) => string | undefined}> = {
+  force: {providers: ['local']},
   region: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.region},
   zone: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.zone},
   project: {providers: ['google'], recorded: (c) => c.project},
@@ -109,15 +113,15 @@ const CLOUD_FLAGS: Record<string, {providers: readonly CloudProvider[]; recorded
  */
 export function unusableFlags(provider: string, flags: Record<string, unknown>, existing?: {name: string; cloud?: CloudSettings}): InputProblem[] {
   const problems: InputProblem[] = []
-  for (const [flag, spec] of Object.entries(CLOUD_FLAGS)) {
+  for (const [flag, spec] of Object.entries(PROVIDER_FLAGS)) {
     const value = flags[flag]
-    if (value === undefined) continue
-    if (!(spec.providers as readonly string[]).includes(provider)) {
+    if (value === undefined || value === false) continue
+    if (!spec.providers.includes(provider)) {
       const takers = spec.providers.length === 3 ? 'cloud providers' : spec.providers.join(' and ')
       problems.push({where: `--${flag}`, message: `is for ${takers}, not ${provider}: leave it out`})
       continue
     }
-    if (!existing?.cloud) continue
+    if (!existing?.cloud || !spec.recorded) continue
     const recorded = spec.recorded(existing.cloud)
     const same = recorded !== undefined && (recorded === String(value) || (isAbsolute(recorded) && recorded === resolve(String(value))))
     if (!same) {

@@ -140,6 +140,9 @@ describe('unusableFlags', () => {
     expect(unusableFlags('aws', {project: 'p', region: 'us-east-1'})).toEqual([{where: '--project', message: 'is for google, not aws: leave it out'}])
     expect(unusableFlags('local', {'mgmt-shape': 'x'})).toEqual([{where: '--mgmt-shape', message: 'is for cloud providers, not local: leave it out'}])
     expect(unusableFlags('google', {tenancy: 'ocid1'})[0].message).toBe('is for oracle, not google: leave it out')
+    expect(unusableFlags('aws', {force: true, resume: false})).toEqual([{where: '--force', message: 'is for local, not aws: leave it out'}])
+    expect(unusableFlags('aws', {force: false})).toEqual([]) // a boolean flag's default is not "given"
+    expect(unusableFlags('local', {force: true}, {name: 'here'})).toEqual([])
     const existing = {name: 'lab', cloud}
     expect(unusableFlags('aws', {region: 'us-east-1', 'mgmt-shape': 't3a.medium'}, existing)).toEqual([])
     expect(unusableFlags('aws', {region: 'eu-west-2', 'ssh-cidr': '10.0.0.0/8'}, existing).map((p) => p.message)).toEqual([
