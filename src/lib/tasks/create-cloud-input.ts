@@ -340,7 +340,15 @@ export async function resolveCloudCreate(
   const registry = clusterRegistry(dataDir)
   registry.assertNameFree(name)
   if (provider === 'google') {
-    const clash = nameClash(name, cloud.project, registry.names().map((n) => registry.get(n)))
+    // A cluster whose cluster.yaml cannot be read is not this create's problem: left out.
+    const known = registry.names().flatMap((n) => {
+      try {
+        return [registry.get(n)]
+      } catch {
+        return []
+      }
+    })
+    const clash = nameClash(name, cloud.project, known)
     if (clash) throw new InvalidInputError([{where: configWhere.name ?? '--name', message: clash}])
   }
 
