@@ -17,13 +17,13 @@ import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {keygenFingerprint, startSshd, type SshdSandbox} from '../helpers/sshd.js'
+import {sleep} from '../../src/lib/proc.js'
 
 const PLAYBOOK = resolve(ROOT, 'test', 'fixtures', 'cloud-mgmt-test.yml')
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-create-'))
 const dataDir = join(work, 'data')
 const prefix = join(work, 'remote-citc') // where citc is installed on the "management node"
 const servers: SshdSandbox[] = []
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(() => {
   mkdirSync(join(work, 'home'))

@@ -16,6 +16,7 @@ import {citc, type CliResult} from '../helpers/cli.js'
 import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
+import {sleep} from '../../src/lib/proc.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-destroy-'))
 const dataDir = join(work, 'data')
@@ -25,7 +26,6 @@ const cloud = join(work, 'cloud.json') // the "cloud" of the sweep's test double
 const registry = new ClusterRegistry(dataDir)
 const servers: Record<string, SshdSandbox> = {}
 let sb: SlurmSandbox
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 beforeAll(async () => {
   mkdirSync(join(work, 'home'))

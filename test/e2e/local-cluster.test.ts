@@ -11,13 +11,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc} from '../helpers/cli.js'
 import {lockSystem} from '../helpers/system-lock.js'
+import {sleep} from '../../src/lib/proc.js'
 
 const NAME = 'e2e'
 const USER = 'alice'
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const env = {CITC_DATA_DIR: join(work, 'data')}
 const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function sh(cmd: string, args: string[], opts: {user?: string; timeoutMs?: number} = {}) {
   const argv = opts.user ? ['runuser', '-u', opts.user, '--', cmd, ...args] : [cmd, ...args]

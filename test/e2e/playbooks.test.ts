@@ -27,6 +27,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {lockSystem} from '../helpers/system-lock.js'
+import {waitFor} from '../helpers/wait.js'
 
 import {pidAlive, sleep} from '../../src/lib/proc.js'
 import {type PlaybookResult, runPlaybook} from '../../src/lib/tools/ansible.js'
@@ -56,15 +57,6 @@ const readPid = (file: string) => {
   } catch {
     return undefined
   }
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (check()) return
-    await sleep(250)
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
 }
 
 let work: string
@@ -197,7 +189,7 @@ describe('the management and teardown playbooks on this machine', () => {
     await waitFor('slurmdbd to answer sacctmgr', () => {
       out = sh(`SLURM_CONF=${probe} sacctmgr -n -P show user`, {timeout: 15_000}).stdout
       return /^root\|/m.test(out)
-    }, 60_000)
+    }, 60_000, 250)
     expect(out).toMatch(/^root\|\|Administrator$/m)
     const conf = lstatSync('/etc/slurm/slurmdbd.conf')
     expect(conf.isSymbolicLink()).toBe(true)
@@ -267,7 +259,7 @@ describe('the management and teardown playbooks on this machine', () => {
     const r = await play('management.yml', 'run3.log', tasks)
     expect(r.recap.localhost).toMatchObject({changed: 1, failed: 0})
     expect(readFileSync(logs.at(-1)!, 'utf8')).toMatch(/TASK \[slurm : Start slurmctld \(once citc finish has written slurm.conf\)\] \**\nchanged: \[localhost\]/)
-    await waitFor('slurmctld to answer', () => /is UP/.test(sh('scontrol ping', {timeout: 15_000}).stdout), 30_000)
+    await waitFor('slurmctld to answer', () => /is UP/.test(sh('scontrol ping', {timeout: 15_000}).stdout), 30_000, 250)
     expect(sh('service slurmctld status').stdout).toContain(`(pid ${readPid('/run/slurmctld.pid')})`)
   }, 10 * 60_000)
 
@@ -320,7 +312,7 @@ describe('the management and teardown playbooks on this machine', () => {
     })
     fakeNode.unref()
     writeFileSync(`/run/citc/nodes/${FAKE_NODE}.pid`, `${fakeNode.pid}\n`)
-    await waitFor('the node\'s slurmd', () => (readPid(`/run/slurmd-${FAKE_NODE}.pid`) ?? 0) > 0 && pidAlive(readPid(`/run/slurmd-${FAKE_NODE}.pid`)!), 20_000)
+    await waitFor('the node\'s slurmd', () => (readPid(`/run/slurmd-${FAKE_NODE}.pid`) ?? 0) > 0 && pidAlive(readPid(`/run/slurmd-${FAKE_NODE}.pid`)!), 20_000, 250)
     const nodeSlurmd = readPid(`/run/slurmd-${FAKE_NODE}.pid`)!
 
     const startedByCitc = readFileSync('/etc/citc/started-services', 'utf8').split('\n').filter(Boolean)
@@ -340,7 +332,7 @@ describe('the management and teardown playbooks on this machine', () => {
     expect(r.recap.localhost).toMatchObject({failed: 0, unreachable: 0})
 
     // No process of the cluster is left (a zombie waiting for its reaper counts as gone).
-    await waitFor('the cluster\'s processes to be gone', () => [fakeNode!.pid!, nodeSlurmd, ...Object.values(daemons)].every((p) => p === undefined || !pidAlive(p)), 10_000)
+    await waitFor('the cluster\'s processes to be gone', () => [fakeNode!.pid!, nodeSlurmd, ...Object.values(daemons)].every((p) => p === undefined || !pidAlive(p)), 10_000, 250)
     for (const [name, pid] of Object.entries(daemons)) expect({name, alive: pid !== undefined && pidAlive(pid)}).toEqual({name, alive: false})
     // ...and the other cluster's munged still runs.
     expect(pidAlive(otherMunged!.pid)).toBe(true)

@@ -9,6 +9,7 @@ import {join} from 'node:path'
 
 import {freePort} from './slurm.js'
 import {portAccepts} from './net.js'
+import {sleep} from '../../src/lib/proc.js'
 
 export const SLAPD = '/usr/sbin/slapd'
 const SCHEMAS = ['core', 'cosine', 'nis', 'inetorgperson']
@@ -31,7 +32,6 @@ export interface SlapdSandbox {
   stop(): Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function configLdif(dir: string, rootPwHash: string, baseDn: string, adminDn: string): string {
   return [

@@ -7,10 +7,10 @@ import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {freePort} from './net.js'
+import {sleep} from '../../src/lib/proc.js'
 
 export {freePort} from './net.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function pidAlive(pid: number): boolean {
   try {

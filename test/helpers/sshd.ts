@@ -7,6 +7,7 @@ import {join} from 'node:path'
 
 import {freePort} from './slurm.js'
 import {portAccepts} from './net.js'
+import {sleep} from '../../src/lib/proc.js'
 
 export const SSHD = '/usr/sbin/sshd'
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server'
@@ -27,7 +28,6 @@ export interface SshdSandbox {
   stop(): Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** `ssh-keygen -lf file` → the SHA256:… field. */
 export function keygenFingerprint(pubKeyPath: string): string {

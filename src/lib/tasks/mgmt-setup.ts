@@ -106,21 +106,33 @@ export const TOOLS_SCRIPT = [
 
 /** Install the tools (as root); returns what was installed (empty: everything was there). */
 export async function installTools(root: Transport, opts: {signal?: AbortSignal; onOutput?: (line: string) => void} = {}): Promise<string[]> {
-  const r = await root.run(['sh', '-c', TOOLS_SCRIPT], {
-    timeoutMs: 30 * 60_000,
-    signal: opts.signal,
+  const r = await runSetupScript(root, ['sh', '-c', TOOLS_SCRIPT], {timeoutMs: 30 * 60_000, ...opts}, 'installing Node.js, npm and ansible-core on the management node', {
+    hint: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that, then run `citc create --resume`',
+  })
+  const m = /citc-tools: installed(.*)/.exec(r.stdout)
+  return m ? m[1].trim().split(/\s+/).filter(Boolean) : []
+}
+
+/** A setup script run as root, its output lines to onOutput; a failure says what failed and its last lines. */
+async function runSetupScript(
+  root: Transport,
+  argv: string[],
+  o: {timeoutMs: number; signal?: AbortSignal; onOutput?: (line: string) => void},
+  what: string,
+  failure: {hint: string},
+) {
+  const r = await root.run(argv, {
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
     onOutput: (chunk) => {
-      for (const line of chunk.split('\n')) if (line.trim()) opts.onOutput?.(line.trim())
+      for (const line of chunk.split('\n')) if (line.trim()) o.onOutput?.(line.trim())
     },
   })
   if (r.exitCode !== 0) {
     const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-3).join(' ')
-    throw remoteError(`installing Node.js, npm and ansible-core on the management node failed (exit ${r.exitCode}): ${last}`, {
-      hint: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that, then run `citc create --resume`',
-    })
+    throw remoteError(`${what} failed (exit ${r.exitCode}): ${last}`, failure)
   }
-  const m = /citc-tools: installed(.*)/.exec(r.stdout)
-  return m ? m[1].trim().split(/\s+/).filter(Boolean) : []
+  return r
 }
 
 export interface PackedCitc {
@@ -166,24 +178,14 @@ export async function installPackage(
 ): Promise<void> {
   const script = [
     'set -e',
-    'prefix=$1; tgz=$2; sum=$3',
+    'prefix=$1; tgz=$2; sum=$3; marker=$4',
     'mkdir -p "$prefix"',
     'npm install -g --prefix "$prefix" --omit=dev --no-audit --no-fund --prefer-offline "$tgz"',
-    'echo "$sum" > "$prefix/.citc-package.sha256"',
+    'echo "$sum" > "$prefix/$marker"',
   ].join('\n')
-  const r = await root.run(['sh', '-c', script, 'sh', o.prefix, o.tarball, o.sha256], {
-    timeoutMs: 20 * 60_000,
-    signal: o.signal,
-    onOutput: (chunk) => {
-      for (const line of chunk.split('\n')) if (line.trim()) o.onOutput?.(line.trim())
-    },
+  await runSetupScript(root, ['sh', '-c', script, 'sh', o.prefix, o.tarball, o.sha256, MARKER], {timeoutMs: 20 * 60_000, ...o}, 'installing citc on the management node (npm install)', {
+    hint: "the node needs to reach the npm registry (registry.npmjs.org) for citc's dependencies; then run `citc create --resume`",
   })
-  if (r.exitCode !== 0) {
-    const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-3).join(' ')
-    throw remoteError(`installing citc on the management node failed (npm install, exit ${r.exitCode}): ${last}`, {
-      hint: 'the node needs to reach the npm registry (registry.npmjs.org) for citc\'s dependencies; then run `citc create --resume`',
-    })
-  }
 }
 
 /** The absolute path of node on the management node. */

@@ -10,12 +10,12 @@ import {localTransport} from '../../../src/lib/transport/local.js'
 import {generateEd25519KeyPair} from '../../../src/lib/transport/ssh.js'
 import {freePort} from '../../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
+import {sleep} from '../../../src/lib/proc.js'
 
 const servers: SshdSandbox[] = []
 afterAll(async () => {
   for (const s of servers) await s.stop()
 })
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('waitForSsh', () => {
   it('keeps trying with backoff until the node answers with the pinned key', async () => {

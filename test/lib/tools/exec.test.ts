@@ -3,6 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {pidAlive} from '../../../src/lib/proc.js'
+import {waitFor} from '../../helpers/wait.js'
+
 import {CitcError} from '../../../src/lib/errors.js'
 import {run, spawnDetached, which} from '../../../src/lib/tools/exec.js'
 
@@ -11,25 +14,8 @@ afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
 const tmp = (name: string) => join(dir, `${++n}-${name}`)
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Alive and not a zombie (PID 1 here may not reap orphans). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
-  }
-}
 
-async function waitFor(cond: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await sleep(20)
-  }
-}
 
 const readPid = (file: string) => Number(readFileSync(file, 'utf8').trim())
 
@@ -113,7 +99,7 @@ describe('run', () => {
     expect((error as CitcError).kind).toBe('remote')
     expect((error as CitcError).message).toMatch(/timed out after 0.5 s/)
     // The background grandchild was in the group: it is gone too.
-    expect(alive(readPid(pidFile))).toBe(false)
+    expect(pidAlive(readPid(pidFile))).toBe(false)
   })
 
   it('sends SIGKILL after the grace period to a group that ignores SIGTERM', async () => {
@@ -123,8 +109,8 @@ describe('run', () => {
       killGraceMs: 300,
     }).catch((e: unknown) => e)
     expect((error as CitcError).message).toMatch(/timed out/)
-    await waitFor(() => existsSync(pidFile))
-    expect(alive(readPid(pidFile))).toBe(false)
+    await waitFor('the pid file', () => existsSync(pidFile))
+    expect(pidAlive(readPid(pidFile))).toBe(false)
   })
 
   it('an abort signal kills the group and rejects as cancelled', async () => {
@@ -137,7 +123,7 @@ describe('run', () => {
     const error = await promise.catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CitcError)
     expect((error as CitcError).kind).toBe('cancelled')
-    expect(alive(readPid(pidFile))).toBe(false)
+    expect(pidAlive(readPid(pidFile))).toBe(false)
   })
 
   it('an already aborted signal starts nothing', async () => {
@@ -166,7 +152,7 @@ describe('when citc exits', () => {
     )
     const r = await run(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {timeoutMs: 30_000})
     expect(r.exitCode).toBe(0)
-    await waitFor(() => !alive(readPid(pidFile)))
+    await waitFor('the process in the pid file to exit', () => !pidAlive(readPid(pidFile)))
   })
 })
 
@@ -187,8 +173,8 @@ describe('spawnDetached', () => {
     const log = tmp('detached/out.log')
     const pid = spawnDetached('sh', ['-c', 'echo started; exec sleep 300'], {logFile: log})
     try {
-      await waitFor(() => readFileSync(log, 'utf8').includes('\nstarted\n'))
-      expect(alive(pid)).toBe(true)
+      await waitFor('"started" in the log', () => readFileSync(log, 'utf8').includes('\nstarted\n'))
+      expect(pidAlive(pid)).toBe(true)
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
       const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])
       expect(pgid).toBe(pid)
@@ -196,6 +182,6 @@ describe('spawnDetached', () => {
     } finally {
       process.kill(pid, 'SIGKILL')
     }
-    await waitFor(() => !alive(pid))
+    await waitFor('the process to exit', () => !pidAlive(pid))
   })
 })

@@ -7,6 +7,8 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {pidAlive, sleep} from '../../../src/lib/proc.js'
+
 import {CitcError} from '../../../src/lib/errors.js'
 import {renderTerraformDir, type CloudInputs, type CloudProvider} from '../../../src/lib/providers/cloud.js'
 import {
@@ -83,15 +85,6 @@ async function failure(promise: Promise<unknown>): Promise<CitcError> {
   throw new Error('expected a failure')
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -472,8 +465,8 @@ describe('Terraform against the double', () => {
     expect(error.exitCode).toBe(130)
     expect(events[0]).toMatchObject({address: 'aws_efs_file_system.shared', phase: 'start'})
     const pid = Number(readFileSync(pidFile, 'utf8'))
-    for (let i = 0; i < 100 && alive(pid); i++) await sleep(20)
-    expect(alive(pid)).toBe(false)
+    for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(20)
+    expect(pidAlive(pid)).toBe(false)
   })
 
   it('does not start at all when already cancelled', async () => {

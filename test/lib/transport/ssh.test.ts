@@ -8,6 +8,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {pidAlive, sleep} from '../../../src/lib/proc.js'
+import {waitFor} from '../../helpers/wait.js'
+
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import {connectSsh, fetchHostKeyFingerprint, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, takePidLine, type SshTransport} from '../../../src/lib/transport/ssh.js'
 import {NASTY} from '../../helpers/nasty.js'
@@ -24,7 +27,6 @@ const sub = () => {
   return d
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const connectOpts = () => ({
   host: sshd.host,
   port: sshd.port,
@@ -34,23 +36,7 @@ const connectOpts = () => ({
   readyTimeoutMs: 10_000,
 })
 
-/** Alive and not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
-  }
-}
 
-async function waitFor(cond: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await sleep(20)
-  }
-}
 
 const caught = (p: Promise<unknown>) => p.then(
   () => {
@@ -224,14 +210,14 @@ describe('run', () => {
     const error = await caught(t.run(['sh', '-c', 'echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 500}))
     expect(error.kind).toBe('remote')
     expect(error.message).toMatch(/timed out after 0.5 s on .*: sh -c/)
-    await waitFor(() => !alive(Number(readFileSync(pidFile, 'utf8'))))
+    await waitFor('the remote process to exit', () => !pidAlive(Number(readFileSync(pidFile, 'utf8'))))
   })
 
   it('on timeout sends KILL to a remote process that ignores TERM', async () => {
     const pidFile = join(work, 'stubborn.pid')
     const error = await caught(t.run(['sh', '-c', 'trap "" TERM; echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 300}))
     expect(error.message).toMatch(/timed out/)
-    await waitFor(() => !alive(Number(readFileSync(pidFile, 'utf8'))))
+    await waitFor('the remote process to exit', () => !pidAlive(Number(readFileSync(pidFile, 'utf8'))))
   })
 
   it('an abort signal stops the remote process and rejects as cancelled', async () => {
@@ -244,7 +230,7 @@ describe('run', () => {
       }),
     )
     expect(error.kind).toBe('cancelled')
-    await waitFor(() => !alive(Number(readFileSync(pidFile, 'utf8'))))
+    await waitFor('the remote process to exit', () => !pidAlive(Number(readFileSync(pidFile, 'utf8'))))
   })
 
   it('many commands at once on one connection', async () => {
@@ -312,7 +298,7 @@ describe('writeFile', () => {
     const ac = new AbortController()
     const upload = t.writeFile(target, randomBytes(50 << 20), {signal: ac.signal})
     // Abort once the temp file holds part of the data.
-    await waitFor(() => readdirSync(d).some((f) => f.startsWith('.big.citc-tmp-') && statSync(join(d, f)).size > 2 << 20), 30_000)
+    await waitFor('the upload\'s temporary file to grow', () => readdirSync(d).some((f) => f.startsWith('.big.citc-tmp-') && statSync(join(d, f)).size > 2 << 20), 30_000)
     ac.abort()
     const error = await caught(upload)
     expect(error.kind).toBe('cancelled')

@@ -1,0 +1,10 @@
+// Waiting in tests: poll a condition, bounded, and say what was awaited when it times out.
+import {sleep} from '../../src/lib/proc.js'
+
+export async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000, stepMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(stepMs)
+  }
+}
