@@ -1,4 +1,4 @@
-import {Errors, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {EXIT_CODES} from '../lib/errors.js'
@@ -15,11 +15,6 @@ network. Exits ${EXIT_CODES.remote} when a required tool is missing (the report 
 
   static flags = {
     provider: Flags.string({char: 'p', options: [...ALL_SCOPES], multiple: true, description: 'check only what these providers need (default: all)'}),
-  }
-
-  protected async catch(err: Error & {exitCode?: number}): Promise<never> {
-    if (err instanceof Errors.ExitError) throw err // the report is printed already
-    return super.catch(err)
   }
 
   async run() {

@@ -1,4 +1,3 @@
-import {Errors} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {clusterRegistry} from '../lib/cluster/registry.js'
@@ -21,12 +20,6 @@ is shown as it comes, and citc exits with the command's exit code. The command g
   ]
 
   static strict = false
-
-  protected async catch(err: Error & {exitCode?: number}): Promise<never> {
-    // The remote command's exit code, passed through as it is.
-    if (err instanceof Errors.ExitError) throw err
-    return super.catch(err)
-  }
 
   async run() {
     const dashdash = this.argv.indexOf('--')

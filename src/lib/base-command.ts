@@ -79,6 +79,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   protected async catch(err: Error & {exitCode?: number}): Promise<never> {
+    // this.exit(n) (a remote command's code, doctor's verdict): the command has said all it had to.
+    if (err instanceof Errors.ExitError) throw err
     const {code, kind, hint, details} = classify(err)
     if (this.jsonEnabled()) {
       this.logJson({error: {kind, message: err.message, exitCode: code, ...(hint ? {hint} : {}), ...(details ?? {})}})

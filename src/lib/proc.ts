@@ -1,6 +1,7 @@
 // Processes on this machine, as Linux's /proc shows them, and waiting: the one place for both
 // (the lock, the exec wrapper and the local node driver all need to know whether a pid still runs).
 import {readFileSync} from 'node:fs'
+import {constants as osConstants} from 'node:os'
 
 export interface ProcStat {
   /** R, S, D, Z (zombie), … */
@@ -46,4 +47,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       resolve()
     }
   })
+}
+
+/** A signal's number from its name ("SIGKILL" or, as SSH reports it, "KILL"); 0 if unknown. */
+export function signalNumber(name: string | undefined): number {
+  if (!name) return 0
+  const signals = osConstants.signals as Record<string, number>
+  return signals[name] ?? signals[`SIG${name}`] ?? 0
 }

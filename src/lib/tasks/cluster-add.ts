@@ -1,11 +1,11 @@
 // `citc cluster add`: register a Slurm cluster that exists already (CitC layout), so finish and
 // status work on it. The management node's host key is confirmed by the user or given as a flag,
 // then pinned: citc never connects to it with another key.
-import {chmodSync, copyFileSync, mkdirSync, readFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {readFileSync} from 'node:fs'
+import {resolve} from 'node:path'
 
 import {clusterRegistry} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
+import {HOST_KEY_FINGERPRINT, type ClusterRecord} from '../cluster/schema.js'
 import {CitcError, InvalidInputError, remoteError, usageError} from '../errors.js'
 import {type Io} from '../io.js'
 import type {Provider} from '../shapes/types.js'
@@ -28,12 +28,11 @@ export interface ClusterAddInput {
   mgmtAd?: number
 }
 
-const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
 
 export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string) {
   const registry = clusterRegistry(dataDir)
   if (input.provider === 'local') throw usageError('a local cluster is made with `citc create --provider local`, not registered')
-  if (input.hostKeyFingerprint !== undefined && !FINGERPRINT.test(input.hostKeyFingerprint)) {
+  if (input.hostKeyFingerprint !== undefined && !HOST_KEY_FINGERPRINT.test(input.hostKeyFingerprint)) {
     throw new InvalidInputError([
       {where: '--host-key-fingerprint', message: `"${input.hostKeyFingerprint}" is not an OpenSSH SHA256 fingerprint (SHA256: and 43 base64 characters)`},
     ])
@@ -89,6 +88,11 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
         hint: 'pass --conf-path with the location of slurm.conf on that machine',
       })
     }
+    if (input.user !== 'root' && (await transport.run(['sudo', '-n', 'true'])).exitCode !== 0) {
+      throw remoteError(`${input.user} on ${input.host} cannot run sudo without a password: citc needs root there (finish, add-user)`, {
+        hint: `log in as root (--user root), or give ${input.user} passwordless sudo (a line "${input.user} ALL=(ALL) NOPASSWD:ALL" in /etc/sudoers.d/)`,
+      })
+    }
     const which = await transport.run(['sh', '-c', 'command -v scontrol'])
     if (which.exitCode !== 0) throw remoteError(`scontrol is not installed on ${transport.description}`)
     const controller = new Controller(transport, {confPath: input.confPath})
@@ -111,6 +115,8 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
       keyPath: '',
       hostKeyFingerprint: seen.fingerprint,
       hostname,
+      // Root through sudo for anyone else (checked in step 2).
+      ...(input.user !== 'root' ? {sudo: true} : {}),
       ...(input.mgmtShape ? {shape: input.mgmtShape} : {}),
       ...(input.mgmtAd ? {ad: input.mgmtAd} : {}),
     },
@@ -120,12 +126,8 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
       ...(input.restartCommand?.length ? {restartCommand: input.restartCommand} : {}),
     },
   }
-  const created = registry.create(record, (paths) => {
-    mkdirSync(paths.keysDir, {recursive: true, mode: 0o700})
-    const dest = join(paths.keysDir, 'admin')
-    copyFileSync(keyPath, dest)
-    chmodSync(dest, 0o600)
-    record.mgmt.keyPath = dest
+  const created = registry.create(record, () => {
+    record.mgmt.keyPath = registry.writeKey(input.name, 'admin', keyText)
   })
   io.log(`Registered ${input.name}: ${input.user}@${input.host}:${input.port}, host key ${seen.fingerprint} pinned.`)
   io.log(`Next: citc finish -c ${input.name} --dry-run`)

@@ -26,9 +26,8 @@ import {readClusterOutputs, renderTerraformDir, tfvarsFor, type CloudProvider} f
 import {Controller} from '../slurm/controller.js'
 import {PlaybookError, runPlaybook} from '../tools/ansible.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary, type ResourceEvent} from '../tools/terraform.js'
-import {elevated} from '../transport/elevate.js'
 import {withLog} from '../transport/logged.js'
-import {writeKnownHosts} from '../transport/management.js'
+import {asRootOn, writeKnownHosts} from '../transport/management.js'
 import {generateEd25519KeyPair, type SshTransport} from '../transport/ssh.js'
 import type {Transport} from '../transport/types.js'
 import {locateProblems, type ResolvedCloudCreate} from './create-cloud-input.js'
@@ -258,6 +257,8 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
       // ---- 3-6: apply, outputs and SSH, setup, finish -----------------------------------------
       let ssh: SshTransport | undefined
       let root: Transport | undefined
+      // Root without the command log: ansible-playbook's output has its own log (ansibleLog).
+      let rootUnlogged: Transport | undefined
       let uploadDir: string | undefined
       const installed: string[] = []
       try {
@@ -311,7 +312,8 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
                   signal,
                   report: (m) => (task.output = m),
                 })
-                root = withLog(r.mgmt.sudo ? elevated(ssh) : ssh, remoteLog)
+                rootUnlogged = asRootOn(r, ssh)
+                root = withLog(rootUnlogged, remoteLog)
                 task.output = 'waiting for cloud-init to finish'
                 await root.run(CLOUD_INIT_WAIT, {timeoutMs: 15 * 60_000, signal})
                 await writeKnownHosts(r, paths)
@@ -367,7 +369,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
                 const varsPath = `${uploadDir}/vars.json`
                 await ssh!.writeFile(varsPath, JSON.stringify(cloudPlaybookVars(r), null, 2), {mode: 0o600})
                 try {
-                  const result = await runPlaybook(root!, {playbookPath, extraVarsPath: varsPath, logFile: ansibleLog, onTask: (t) => (task.output = t), signal})
+                  const result = await runPlaybook(rootUnlogged!, {playbookPath, extraVarsPath: varsPath, logFile: ansibleLog, onTask: (t) => (task.output = t), signal})
                   const stats = Object.values(result.recap)[0]
                   task.title = `Configured the management node (${basename(playbookPath)}: ok=${stats?.ok ?? 0} changed=${stats?.changed ?? 0} failed=0)`
                 } catch (error) {

@@ -7,7 +7,6 @@
 import {spawn} from 'node:child_process'
 import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, writeSync} from 'node:fs'
 import {access, stat} from 'node:fs/promises'
-import {constants as osConstants} from 'node:os'
 import {delimiter, dirname, join, resolve} from 'node:path'
 import {StringDecoder} from 'node:string_decoder'
 
@@ -15,7 +14,7 @@ import {execa} from 'execa'
 
 import {CitcError, remoteError} from '../errors.js'
 import {shellQuote} from '../transport/quote.js'
-import {procStat, sleep} from '../proc.js'
+import {procStat, signalNumber, sleep} from '../proc.js'
 
 export type OutputStream = 'stdout' | 'stderr'
 
@@ -176,7 +175,7 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
     log?.close(`failed to start: ${why}`)
     throw remoteError(`cannot run ${file}: ${why}`, {hint: `check that ${file} is installed and on PATH`, cause: result.cause})
   }
-  const exitCode = result.exitCode ?? 128 + signalNumber(result.signal ?? '')
+  const exitCode = result.exitCode ?? 128 + signalNumber(result.signal ?? undefined)
   log?.close(stopping ? `${stopping === 'timeout' ? 'timed out' : 'cancelled'} (exit ${exitCode})` : `exit ${exitCode}`)
 
   if (stopping === 'abort') throw new CitcError('cancelled', `cancelled: ${what}`, {cause: opts.signal?.reason})
@@ -186,9 +185,6 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
   return {stdout, stderr, exitCode}
 }
 
-function signalNumber(name: string): number {
-  return (osConstants.signals as Record<string, number>)[name] ?? 0
-}
 
 /** The absolute path of an executable found on PATH (or the path itself if it contains a /). */
 export async function which(cmd: string, path = process.env.PATH ?? ''): Promise<string | undefined> {
@@ -253,7 +249,7 @@ export function runAttached(file: string, args: string[]): Promise<number> {
     })
     child.once('exit', (code, signal) => {
       done()
-      resolve(code ?? 128 + (signal ? 15 : 0))
+      resolve(code ?? 128 + signalNumber(signal ?? undefined))
     })
   })
 }

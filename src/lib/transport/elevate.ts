@@ -24,6 +24,8 @@ export function elevatedArgv(prefix: readonly string[], argv: string[], env?: Re
   const vars = Object.entries(env ?? {})
   const bad = vars.find(([k]) => !ENV_NAME.test(k))
   if (bad) throw new Error(`invalid environment variable name "${bad[0]}"`)
+  // `env` would take a first word with "=" for one more variable, not for the command.
+  if (vars.length > 0 && argv[0]?.includes('=')) throw new Error('with env, argv[0] cannot contain "="')
   return [...prefix, ...(vars.length > 0 ? ['env', ...vars.map(([k, v]) => `${k}=${v}`)] : []), ...argv]
 }
 

@@ -12,7 +12,7 @@ import {CitcError} from '../errors.js'
 import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
 import {elevated} from './elevate.js'
 import {localTransport} from './local.js'
-import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint} from './ssh.js'
+import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh.js'
 import type {Transport} from './types.js'
 
 /** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */
@@ -43,8 +43,11 @@ export async function connectManagement(record: ClusterRecord, opts: ManagementO
     readyTimeoutMs: opts.readyTimeoutMs ?? 20_000,
     signal: opts.signal,
   })
-  return opts.asRoot && record.mgmt.sudo ? elevated(ssh) : ssh
+  return opts.asRoot ? asRootOn(record, ssh) : ssh
 }
+
+/** Root on the management node over this login: through sudo when the login user is not root. */
+export const asRootOn = (record: ClusterRecord, ssh: SshTransport): Transport => (record.mgmt.sudo ? elevated(ssh) : ssh)
 
 /** The host part of a known_hosts line: "host", or "[host]:port" off port 22. */
 export function knownHostsName(host: string, port: number): string {

@@ -9,16 +9,17 @@
 //   is untouched but a hidden `.<name>.citc-tmp-<hex>` may stay behind.
 import {createHash} from 'node:crypto'
 import {readFile as readLocalFile} from 'node:fs/promises'
-import {constants as osConstants} from 'node:os'
 import {StringDecoder} from 'node:string_decoder'
 
 import ssh2 from 'ssh2' // the default import: named imports fail in plain Node ESM
 import type {ClientChannel, SFTPWrapper} from 'ssh2'
 
+import {signalNumber} from '../proc.js'
 import {CitcError, InvalidInputError, remoteError} from '../errors.js'
 import {checkResult} from './check.js'
+import {elevatedArgv} from './elevate.js'
 import {tempPathFor} from './local.js'
-import {shellQuote, quoteWord} from './quote.js'
+import {shellQuote} from './quote.js'
 import type {RunOptions, RunResult, Transport} from './types.js'
 
 const {Client} = ssh2
@@ -30,7 +31,6 @@ const KILL_GRACE_MS = 3000
 /** Bytes per SFTP write call: abort is checked between calls. */
 const WRITE_CHUNK = 1 << 20
 const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** First line of stderr of every command: the PID of its process group (see run). */
 const PID_MARK = 'citc-pid:'
 const PID_LINE = new RegExp(`(?:^|\\n)(${PID_MARK}(\\d+)\\n)`)
@@ -143,11 +143,6 @@ export function takePidLine(head: Buffer): {pid: number; rest: Buffer} | undefin
 }
 
 /** ssh2 reports `SIGKILL`; the protocol itself says `KILL`. */
-function signalNumber(name: string | undefined): number {
-  if (!name) return 0
-  const signals = osConstants.signals as Record<string, number>
-  return signals[name] ?? signals[`SIG${name}`] ?? 0
-}
 
 const cancelledError = (what: string, reason?: unknown) => new CitcError('cancelled', `cancelled: ${what}`, {cause: reason})
 
@@ -270,14 +265,12 @@ export async function connectSsh(o: SshConnectOptions): Promise<SshTransport> {
     // The session's shell is a process group leader (sshd calls setsid): it reports its PID on the
     // first line of stderr (stripped below), then becomes the command. Timeout and cancel signal
     // that whole group: over the protocol (sshd refuses that for root logins) and with `kill`.
-    let line = `printf '${PID_MARK}%s\\n' "$$" >&2; exec `
-    if (opts.env && Object.keys(opts.env).length > 0) {
-      const bad = Object.keys(opts.env).find((k) => !ENV_NAME.test(k))
-      if (bad !== undefined) return Promise.reject(new Error(`run: invalid environment variable name "${bad}"`))
-      if (argv[0].includes('=')) return Promise.reject(new Error('run: with env, argv[0] cannot contain "="'))
-      line += `env ${Object.entries(opts.env).map(([k, v]) => quoteWord(`${k}=${v}`)).join(' ')} `
+    let line: string
+    try {
+      line = `printf '${PID_MARK}%s\\n' "$$" >&2; exec ${shellQuote(elevatedArgv([], argv, opts.env))}`
+    } catch (error) {
+      return Promise.reject(new Error(`run: ${(error as Error).message}`))
     }
-    line += what
 
     return new Promise<RunResult>((resolve, reject) => {
       client.exec(line, (error, ch: ClientChannel) => {

@@ -33,6 +33,9 @@ describe('elevatedArgv', () => {
     expect(elevatedArgv(SUDO_PREFIX, ['ansible-playbook', 'x.yml'], {A: '1', B: 'two words'})).toEqual(['sudo', '-n', 'env', 'A=1', 'B=two words', 'ansible-playbook', 'x.yml'])
     expect(elevatedArgv(SUDO_PREFIX, ['id'])).toEqual(['sudo', '-n', 'id'])
     expect(() => elevatedArgv(SUDO_PREFIX, ['id'], {'A;rm': '1'})).toThrow(/invalid environment variable name/)
+    // env would read a first word with "=" as one more variable, and run something else.
+    expect(() => elevatedArgv(SUDO_PREFIX, ['X=1', 'id'], {A: '1'})).toThrow(/argv\[0\] cannot contain "="/)
+    expect(elevatedArgv(SUDO_PREFIX, ['X=1'])).toEqual(['sudo', '-n', 'X=1'])
   })
 
   it('is the transport itself with an empty prefix (the login user is root)', () => {
