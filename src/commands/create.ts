@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
-import {readFileSync} from 'node:fs'
-import {dirname, isAbsolute, resolve} from 'node:path'
+import {existsSync, readFileSync} from 'node:fs'
+import {dirname, isAbsolute, join, resolve} from 'node:path'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {clusterRegistry} from '../lib/cluster/registry.js'
@@ -10,6 +10,9 @@ import {loadClusterConfig, resolveCloudCreate, unusableFlags} from '../lib/tasks
 import {createCloud} from '../lib/tasks/create-cloud.js'
 import {askProvider, resolveCreateInput} from '../lib/tasks/create-wizard.js'
 import {createLocal} from '../lib/tasks/create-local.js'
+
+/** How long create waits for SSH on a new management node (boot + cloud-init). */
+const DEFAULT_SSH_TIMEOUT_S = 600
 
 export default class Create extends BaseCommand<typeof Create> {
   static summary = 'Create an elastic Slurm cluster: on AWS, Google Cloud or Oracle Cloud, or on this machine (local)'
@@ -61,7 +64,7 @@ Ctrl-C, skipping the steps done.`
     fingerprint: Flags.string({description: 'oracle: the API key\'s fingerprint'}),
     'key-file': Flags.string({description: 'oracle: the API key\'s private key file'}),
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop (nothing is created)'}),
-    'ssh-timeout': Flags.integer({min: 1, default: 600, description: 'clouds: seconds to wait for SSH on the new management node'}),
+    'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     force: Flags.boolean({description: 'local: take over this machine even though a Slurm controller citc did not make is running', default: false}),
@@ -74,21 +77,30 @@ Ctrl-C, skipping the steps done.`
     const fromConfig = (path: string | undefined) => (path && config && !isAbsolute(path) ? resolve(dirname(config.file), path) : path)
     const registry = clusterRegistry(this.config.dataDir)
 
-    // The cluster to continue decides the provider.
-    let name = flags.name ?? config?.values.name
+    // The cluster to continue decides the provider. -c/CITC_CLUSTER names it too.
+    let name = flags.name ?? config?.values.name ?? flags.cluster
+    const known = registry.scan().flatMap((e) => (e.record ? [e.record] : []))
     if (!name && flags.resume) {
-      const names = registry.names()
-      const creating = names.filter((n) => registry.get(n).phase === 'creating')
-      name = creating.length === 1 ? creating[0] : names.length === 1 ? names[0] : undefined
+      const creating = known.filter((r) => r.phase === 'creating')
+      name = creating.length === 1 ? creating[0].name : known.length === 1 ? known[0].name : undefined
     }
-    const existing = name && registry.has(name) ? registry.get(name) : undefined
+    const existing = name ? known.find((r) => r.name === name) : undefined
+    if (flags.resume && !existing) {
+      throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
+    }
     const wanted = flags.provider ?? config?.values.provider
     if (existing && wanted && wanted !== existing.provider) {
       throw usageError(`cluster ${name} exists and is a ${existing.provider} cluster, not ${wanted}`, 'choose another --name, or leave --provider out to continue it')
     }
-    const provider = existing?.provider ?? wanted ?? (flags.resume ? 'local' : await askProvider(io))
-    const unusable = unusableFlags(provider, flags, existing)
+    const provider = existing?.provider ?? wanted ?? (await askProvider(io))
+    // A flag or --config key this provider (or this existing cluster) would ignore is refused.
+    const unusable = unusableFlags(provider, {...config?.values, ...flags}, existing).map((p) => {
+      const key = p.where.replace(/^--/, '')
+      return flags[key as keyof typeof flags] === undefined && config ? {...p, where: config.yaml.where([key]), path: key} : p
+    })
     if (unusable.length > 0) throw new InvalidInputError(unusable)
+    // Limits given on this run; a local cluster that exists keeps the ones it was made with.
+    const limitsFile = flags.limits ?? fromConfig(config?.values.limits)
 
     if (!isCloud(provider)) {
       if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
@@ -96,12 +108,10 @@ Ctrl-C, skipping the steps done.`
         io,
         {
           ...flags,
-          provider: 'local',
-          name: flags.name ?? config?.values.name,
-          limits: flags.limits ?? fromConfig(config?.values.limits),
+          name,
+          limits: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
           'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'],
         },
-        this.config.dataDir,
       )
       return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)
     }
@@ -109,17 +119,15 @@ Ctrl-C, skipping the steps done.`
     const common = {
       resume: flags.resume,
       planOnly: flags['plan-only'],
-      sshTimeoutS: flags['ssh-timeout'],
+      sshTimeoutS: flags['ssh-timeout'] ?? DEFAULT_SSH_TIMEOUT_S,
       packageRoot: this.config.root,
       suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
     }
     if (existing) {
-      const limitsFile = flags.limits ?? fromConfig(config?.values.limits)
       const limits = limitsFile ? {file: limitsFile, text: readLimits(limitsFile)} : undefined
       return createCloud(io, {...common, name: existing.name, limits}, this.config.dataDir)
     }
-    if (flags.resume) throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
-    const resolved = await resolveCloudCreate(io, provider, flags, this.config.dataDir, config)
+    const resolved = await resolveCloudCreate(io, provider, {...flags, name}, this.config.dataDir, config)
     return createCloud(io, {...common, name: resolved.name, resolved}, this.config.dataDir)
   }
 }
@@ -130,4 +138,10 @@ function readLimits(file: string): string {
   } catch (error) {
     throw new InvalidInputError([{where: '--limits', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
   }
+}
+
+/** The limits a local cluster was made with (kept in its state dir), if any. */
+function storedLimits(dir: string): string | undefined {
+  const file = join(dir, 'limits.yaml')
+  return existsSync(file) ? file : undefined
 }

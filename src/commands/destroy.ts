@@ -11,9 +11,11 @@ export default class Destroy extends BaseCommand<typeof Destroy> {
   static description = `Asks you to type the cluster's name (or --yes).
 
 Cloud clusters: every running compute node is powered down through the management node (a dead
-management node is a warning: the sweep finds its nodes), then \`terraform destroy\` removes what
-Terraform made, then a sweep deletes what is still tagged cluster=<name> (compute instances, images,
-snapshots) using the cloud's CLI (aws, gcloud or oci) with the same credentials.
+management node is a warning: the next step finds its machines), then compute instances still tagged
+cluster=<name> are terminated (before Terraform deletes the network they use), then \`terraform
+destroy\` removes what Terraform made, then a sweep deletes what is still tagged (images, snapshots,
+stray instances) — both sweeps with the cloud's CLI (aws, gcloud or oci) and the same credentials.
+A cluster registered with \`citc cluster add\` was not made by citc: \`citc cluster remove\` forgets it.
 
 Local clusters: every slurmd node is stopped, then slurmctld, slurmdbd and the services citc started;
 the configuration, state, accounting and directory data and /mnt/shared are removed. Packages
@@ -30,15 +32,13 @@ what remains and can be run again.`
 
   static args = {name: Args.string({description: 'the cluster (default: -c, or the only cluster)'})}
   static flags = {
-    'skip-sweep': Flags.boolean({default: false, description: 'clouds: do not look for leftovers tagged with the cluster (only after checking yourself)'}),
+    'skip-sweep': Flags.boolean({default: false, description: 'clouds: do not look for instances or leftovers tagged with the cluster (only after checking yourself)'}),
   }
 
   async run() {
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.args.name ?? this.flags.cluster)
-    if (isCloud(registry.get(name).provider) && registry.get(name).cloud) {
-      return destroyCloud(this.io(), name, this.config.dataDir, {skipSweep: this.flags['skip-sweep']})
-    }
+    if (isCloud(registry.get(name).provider)) return destroyCloud(this.io(), name, this.config.dataDir, {skipSweep: this.flags['skip-sweep']})
     return destroyLocal(this.io(), name, this.config.dataDir, this.config.root)
   }
 }

@@ -172,6 +172,17 @@ describe('citc create --provider aws --plan-only', () => {
     expect(clusterYaml('fromfile')).toBe(before)
     const same = await citc(['create', '--name', 'fromfile', '--region', 'us-east-1', '--plan-only'], {env: env('fromfile')})
     expect(same.code, same.stderr).toBe(0)
+    // The same from --config, reported at the file's line.
+    writeFileSync(cfg, 'provider: aws\nname: cfgflag\nregion: us-east-1\nproject: my-proj\n')
+    const fromCfg = await citc(['create', '--config', cfg, '--plan-only'], {env: env('cfgflag')})
+    expect(fromCfg.code).toBe(3)
+    expect(fromCfg.stderr).toContain(`${cfg}:4:1 project: is for google, not aws: leave it out`)
+    expect(existsSync(clusterDir('cfgflag'))).toBe(false)
+    // --resume with nothing to continue makes nothing (it used to create a local cluster).
+    const nothing = await citc(['create', '--resume', '--yes', '--name', 'ghost'], {env: env('ghost')})
+    expect(nothing.code).toBe(2)
+    expect(nothing.stderr).toMatch(/no cluster named "ghost" to continue/)
+    expect(existsSync(clusterDir('ghost'))).toBe(false)
   })
 })
 

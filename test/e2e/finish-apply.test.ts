@@ -1,7 +1,7 @@
 // citc finish against a registered cluster: a real OpenSSH sshd on loopback is the management node's
 // SSH, a real slurmctld (started here, own munged) is its controller. The node programs are stand-in
 // scripts that only record their calls: this test is about finish, not about starting nodes.
-import {mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -82,6 +82,16 @@ describe('citc cluster add', () => {
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     expect(r.json().cluster.mgmt.hostKeyFingerprint).toBe(sshd.hostKeyFingerprint)
+    const key = join(work, 'data', 'clusters', 'fin', 'keys', 'admin')
+    expect(r.json().cluster.mgmt.keyPath).toBe(key)
+    expect(statSync(key).mode & 0o777).toBe(0o600)
+    expect(readFileSync(key, 'utf8')).toBe(readFileSync(sshd.clientKeyPath, 'utf8'))
+    // Not made by citc: destroy refuses and says how to forget it; nothing changes.
+    const destroy = await citc(['destroy', 'fin', '--yes'], {env})
+    expect(destroy.code).toBe(2)
+    expect(destroy.stderr).toMatch(/fin is not a cloud cluster made by citc create/)
+    expect(destroy.stderr).toMatch(/citc cluster remove fin/)
+    expect(existsSync(join(work, 'data', 'clusters', 'fin', 'cluster.yaml'))).toBe(true)
     // Power-saving timings short enough for a test (cluster.yaml settings, as create would write them).
     const yamlPath = join(work, 'data', 'clusters', 'fin', 'cluster.yaml')
     writeFileSync(yamlPath, readFileSync(yamlPath, 'utf8') + 'settings:\n  suspendTimeout: 5\n  resumeTimeout: 60\n')

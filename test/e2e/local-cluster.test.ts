@@ -3,7 +3,7 @@
 // time, a failed node start reported at once, re-run converging, and destroy leaving nothing running.
 // Long: it installs and starts real services. Every wait is bounded.
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -16,6 +16,7 @@ import {sleep} from '../../src/lib/proc.js'
 const NAME = 'e2e'
 const USER = 'alice'
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
+const LIMITS = join(work, 'limits.yaml')
 const env = {CITC_DATA_DIR: join(work, 'data')}
 const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
 
@@ -60,6 +61,7 @@ beforeAll(async () => {
   if (spawnSync('getent', ['passwd', USER]).status === 0) throw new Error(`a user ${USER} exists on this machine already: this test creates one`)
   // The directory user's SSH key (citc add-user checks it with a real parser).
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'alice@e2e', '-f', join(work, 'alice')])
+  writeFileSync(LIMITS, '# the e2e cluster: four small nodes\nlocal.small: 4\n')
 })
 
 afterAll(async () => {
@@ -73,7 +75,7 @@ afterAll(async () => {
 describe('a local cluster, end to end', () => {
   it('create stops cleanly on Ctrl-C during the playbook, and --resume continues', async () => {
     let interrupted = false
-    const first = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes'], {
+    const first = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--limits', LIMITS, '--yes'], {
       env,
       timeoutMs: 900_000,
       onSpawn: (child) => {
@@ -171,11 +173,14 @@ describe('a local cluster, end to end', () => {
 
   it('re-running create converges and changes nothing', async () => {
     const before = readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')
+    // Without --limits, the re-run keeps the limits the cluster was made with (not the defaults).
+    expect(readFileSync(join(work, 'data', 'clusters', NAME, 'limits.yaml'), 'utf8')).toBe(readFileSync(LIMITS, 'utf8'))
     const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--yes', '--json'], {env, timeoutMs: 300_000})
     if (r.code !== 0) throw new Error(`re-run failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
     expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).toBe(before)
     const log = readFileSync(r.json().ansibleLog, 'utf8')
     expect(log).toMatch(/changed=0\s/)
+    expect(readFileSync(join(work, 'data', 'clusters', NAME, 'limits.yaml'), 'utf8')).toBe(readFileSync(LIMITS, 'utf8'))
   }, 300_000)
 
   it('destroy leaves no daemon of the cluster running, and the cluster is gone', async () => {

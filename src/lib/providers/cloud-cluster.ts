@@ -40,7 +40,9 @@ export function isCloud(provider: string): provider is CloudProvider {
 
 export function cloudOf(record: ClusterRecord): {provider: CloudProvider; cloud: CloudSettings} {
   if (!isCloud(record.provider) || !record.cloud) {
-    throw new CitcError('usage', `${record.name} is not a cloud cluster made by citc create (provider ${record.provider}${record.cloud ? '' : ', no cloud section in cluster.yaml'})`)
+    throw new CitcError('usage', `${record.name} is not a cloud cluster made by citc create (provider ${record.provider}${record.cloud ? '' : ', no cloud section in cluster.yaml'})`, {
+      hint: record.origin === 'registered' ? `it was registered with \`citc cluster add\`: \`citc cluster remove ${record.name}\` forgets it (nothing on the cluster changes)` : undefined,
+    })
   }
   return {provider: record.provider, cloud: record.cloud}
 }

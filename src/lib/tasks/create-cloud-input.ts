@@ -91,6 +91,7 @@ export interface CloudCreateFlags {
  */
 const PROVIDER_FLAGS: Record<string, {providers: readonly string[]; recorded?: (c: CloudSettings) => string | undefined}> = {
   force: {providers: ['local']},
+  'ssh-timeout': {providers: ['aws', 'google', 'oracle']},
   region: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.region},
   zone: {providers: ['aws', 'google', 'oracle'], recorded: (c) => c.zone},
   project: {providers: ['google'], recorded: (c) => c.project},
@@ -341,14 +342,7 @@ export async function resolveCloudCreate(
   registry.assertNameFree(name)
   if (provider === 'google') {
     // A cluster whose cluster.yaml cannot be read is not this create's problem: left out.
-    const known = registry.names().flatMap((n) => {
-      try {
-        return [registry.get(n)]
-      } catch {
-        return []
-      }
-    })
-    const clash = nameClash(name, cloud.project, known)
+    const clash = nameClash(name, cloud.project, registry.scan().flatMap((e) => (e.record ? [e.record] : [])))
     if (clash) throw new InvalidInputError([{where: configWhere.name ?? '--name', message: clash}])
   }
 

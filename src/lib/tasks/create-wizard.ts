@@ -3,7 +3,6 @@
 import {readFileSync} from 'node:fs'
 import {input, number, select} from '@inquirer/prompts'
 
-import {clusterRegistry} from '../cluster/registry.js'
 import {CLUSTER_NAME} from '../cluster/schema.js'
 import {InvalidInputError} from '../errors.js'
 import type {Io} from '../io.js'
@@ -13,7 +12,6 @@ import {randomClusterName} from './names.js'
 export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 
 export interface CreateFlags {
-  provider?: string
   name?: string
   limits?: string
   /** Unset: 60 s for a new cluster, unchanged on a re-run. */
@@ -36,15 +34,10 @@ export async function askProvider(io: Io): Promise<string> {
   })
 }
 
-export async function resolveCreateInput(io: Io, flags: CreateFlags, dataDir: string) {
+export async function resolveCreateInput(io: Io, flags: CreateFlags) {
   const ask = io.interactive && !io.yes
-  const provider = flags.provider ?? (ask ? await select({message: 'Where should the cluster run?', choices: [{name: 'local — this machine, no cloud account', value: 'local'}]}) : 'local')
-
+  const provider = 'local'
   let name = flags.name
-  if (!name && flags.resume) {
-    const names = clusterRegistry(dataDir).names()
-    if (names.length === 1) name = names[0]
-  }
   if (!name) name = ask ? await input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
   if (!CLUSTER_NAME.test(name)) {
     throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])

@@ -28,7 +28,7 @@ function nodeDriver() {
 export async function destroyLocal(io: Io, name: string, dataDir: string, packageRoot: string) {
   const registry = clusterRegistry(dataDir)
   const record = registry.get(name)
-  if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster: destroying cloud clusters is not available yet`)
+  if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
   await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
   const paths = registry.paths(name)
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
