@@ -28,6 +28,7 @@ import {citc, ROOT, type CliResult} from '../helpers/cli.js'
 import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
+import {waitFor} from '../helpers/wait.js'
 
 const NAME = 'cm'
 const USER = 'carol'
@@ -93,6 +94,9 @@ beforeAll(async () => {
   // Password "*": no password login, but not a locked account (which sshd refuses without PAM).
   execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', '--password', '*', ADMIN])
   writeFileSync(SUDOERS, `${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`, {mode: 0o440})
+  // citc gets installed under work (the prefix) and slurmctld runs the node programs as slurm from
+  // there: as readable as /opt/citc is on a real node.
+  chmodSync(work, 0o755)
   mkdirSync(join(work, 'home'))
   mkdirSync(exportDir)
   writeFileSync(join(exportDir, 'already-there'), 'data on the shared filesystem before the cluster\n')
@@ -158,6 +162,26 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(doc.controller.up).toBe(true)
     expect(doc.nodes.map((n: {name: string}) => n.name)).toEqual(['cm-c5-xlarge-0001', 'cm-c5-xlarge-0002'])
     for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
+  })
+
+  it('a node Slurm powers up goes through the real node program (as slurm): no aws driver yet, so DOWN with the reason at once', async () => {
+    const node = 'cm-c5-xlarge-0001'
+    expect(sh('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP']).status).toBe(0)
+    let shown = ''
+    try {
+      await waitFor(`${node} reported DOWN by the node program`, () => {
+        shown = sh('scontrol', ['show', 'node', node]).stdout
+        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown)
+      }, 30_000, 500)
+    } catch (error) {
+      const tail = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').slice(-3000) : `(no ${f})`)
+      console.error(shown, tail('/var/log/citc/elastic.log'), tail('/var/log/slurm/slurmctld.log'))
+      throw error
+    }
+    expect(shown).toMatch(/Reason=citc: start failed: citc has no node driver for provider aws yet/)
+    const log = readFileSync('/var/log/citc/elastic.log', 'utf8')
+    expect(log).toMatch(new RegExp(`citc-node-resume\\[\\d+\\] ${node}: FAILED to start: citc has no node driver for provider aws yet`))
+    expect(log).toMatch(new RegExp(`${node}: reported to Slurm as DOWN`))
   })
 
   it('add-user over SSH: the directory user resolves, with home and key on the shared filesystem', async () => {

@@ -36,7 +36,17 @@ export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? '/etc/
 
 export function driverFor(cfg: NodeHostConfig): NodeDriver {
   if (cfg.provider === 'local') return localDriver({confPath: cfg.confPath, ...cfg.local})
-  throw new Error(`no node driver for provider "${cfg.provider}" yet`)
+  return missingDriver(cfg.provider)
+}
+
+/**
+ * A provider without a driver (the cloud ones, for now): every node fails with the reason, so the
+ * failure is logged and reported to Slurm like any failed start, not thrown before either.
+ */
+function missingDriver(provider: string): NodeDriver {
+  const error = `citc has no node driver for provider ${provider} yet: it cannot start or stop ${provider} machines`
+  const fail = async (nodes: NodeSpec[]) => nodes.map((n) => ({name: n.name, ok: false, error}))
+  return {resume: fail, suspend: fail, running: async () => []}
 }
 
 export function elasticLogger(file: string, program: string) {

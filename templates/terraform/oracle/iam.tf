@@ -2,8 +2,8 @@
 # group holding just this instance, and a policy limited to the cluster's compartment that lets it
 # launch and terminate instances, attach their boot volumes, place their VNICs in the subnet and read
 # images. OCI policies can only be conditioned on defined tags (which need a tenancy-wide namespace),
-# not on freeform tags: within the compartment the node programs check the cluster tag themselves
-# before terminating anything. For a tighter fence, give each cluster its own compartment.
+# not on freeform tags: within the compartment, the node driver (not built yet) has to check the
+# cluster tag itself before terminating anything. For a tighter fence, give each cluster its own compartment.
 #
 # Dynamic groups live in the tenancy: creating them needs tenancy-level rights.
 
