@@ -14,7 +14,7 @@ import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
 import {byPosition, didYouMean, keyText, parseYamlDocument, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
-import {DEFAULT_PARTITION, MAX_WEIGHT} from '../slurm/nodes.js'
+import {DEFAULT_PARTITION, MAX_COUNT, MAX_WEIGHT} from '../slurm/nodes.js'
 
 export interface ParseLimitsOptions {
   /** Label used in messages, e.g. "limits.yaml". */
@@ -35,8 +35,6 @@ export const PARTITION_KEYS = ['default', 'maxTime', 'options'] as const
 /** Partition line options citc writes itself (PartitionName=… Nodes=… Default=… MaxTime=… State=UP). */
 const RESERVED_PARTITION_OPTIONS = ['PartitionName', 'Nodes', 'Default', 'MaxTime', 'State']
 
-/** Node names have four digits (CitC's `-NNNN`). */
-export const MAX_COUNT = 9999
 export const ORACLE_ADS = [1, 2, 3] as const
 /** The partition every node joins when limits.yaml names none (as CitC). */
 

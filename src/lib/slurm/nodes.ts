@@ -6,7 +6,14 @@ import type {Arch, Gpu, Provider, Shape, ShapeCatalogue} from '../shapes/types.j
 export const DEFAULT_PARTITION = 'compute'
 /** Slurm's largest usable node Weight. */
 export const MAX_WEIGHT = 65_533
-/** First slurmd port of local nodes; each local node gets its own port, in group order. */
+/** Node names have four digits (CitC's `-NNNN`): at most this many nodes per group. */
+export const MAX_COUNT = 9999
+/**
+ * First slurmd port of local nodes; each local node gets its own port. Each local shape has its own
+ * range (LOCAL_FIRST_PORT + its index in the catalogue × MAX_COUNT), so growing one group never moves
+ * another group's ports (which would redefine nodes that may be running). The local catalogue has three
+ * shapes: the last port is below 47,000.
+ */
 export const LOCAL_FIRST_PORT = 17_001
 
 export interface NodeGroup {
@@ -94,13 +101,10 @@ export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: No
     limits.partitions.length > 0 ? limits.partitions : [{name: DEFAULT_PARTITION, default: true, options: {}}]
   const defaultPartition = (partitionSpecs.find((p) => p.default) ?? partitionSpecs[0]).name
 
-  let nextPort = LOCAL_FIRST_PORT
+  const localShapes = opts.provider === 'local' ? opts.catalogue.names() : []
   const groups = limits.entries.map((entry) => {
     const group = toGroup(entry, opts, defaultPartition)
-    if (opts.provider === 'local') {
-      group.firstPort = nextPort
-      nextPort += group.count
-    }
+    if (opts.provider === 'local') group.firstPort = LOCAL_FIRST_PORT + localShapes.indexOf(entry.shape) * MAX_COUNT
     return group
   })
 

@@ -107,8 +107,16 @@ export function planFinish(input: {
   const added = [...namesAfter].filter((n) => !namesBefore.has(n))
   const removed = [...namesBefore].filter((n) => !namesAfter.has(n))
 
-  const linesBefore = new Map(before.nodes.map((n) => [n.hostlist, n.line]))
-  const redefinedNodes = after.nodes.filter((n) => linesBefore.has(n.hostlist) && linesBefore.get(n.hostlist) !== n.line).map((n) => n.hostlist)
+  // Nodes on both sides whose group's definition changed (CPUs, memory, features…): compared by
+  // shape/AD without NodeName and Port, which follow the count.
+  const definition = (line: string) => line.replace(/^NodeName=\S+\s*/, '').replace(/(^|\s)Port=\S+/, '$1').trim()
+  const groupBefore = new Map(before.nodes.map((n) => [groupKey(n), n]))
+  const redefinedNodes = after.nodes.flatMap((n) => {
+    const b = groupBefore.get(groupKey(n))
+    if (!b || definition(b.line) === definition(n.line)) return []
+    const staying = expandHostlist(b.hostlist).filter((name) => namesAfter.has(name))
+    return staying.length > 0 ? [compressHostlist(staying)] : []
+  })
 
   const gresBefore = new Map(before.nodes.map((n) => [groupKey(n), n.gres]))
   const gresAfter = new Map(after.nodes.map((n) => [groupKey(n), n.gres]))

@@ -68,10 +68,14 @@ describe('node names and groups', () => {
     ])
   })
 
-  it('gives local nodes one port each, consecutive across groups', () => {
+  it('gives local nodes one port each, from a range of their shape\'s own', () => {
     const local: ShapeCatalogue = {...catalogue, provider: 'local'}
-    const {groups} = buildNodeGroups(limits([entry('c5.xlarge', 3), entry('g4dn.xlarge', 2)]), {clusterId: 'l', provider: 'local', catalogue: local})
-    expect(groups.map((g) => g.firstPort)).toEqual([17001, 17004])
+    const ports = (l: Limits) => buildNodeGroups(l, {clusterId: 'l', provider: 'local', catalogue: local}).groups.map((g) => g.firstPort)
+    const first = local.names().indexOf('c5.xlarge')
+    const second = local.names().indexOf('g4dn.xlarge')
+    expect(ports(limits([entry('c5.xlarge', 3), entry('g4dn.xlarge', 2)]))).toEqual([17001 + first * 9999, 17001 + second * 9999])
+    // Growing the first group moves no port of the second.
+    expect(ports(limits([entry('c5.xlarge', 9), entry('g4dn.xlarge', 2)]))[1]).toBe(17001 + second * 9999)
   })
 })
 
