@@ -63,7 +63,7 @@ Ctrl-C, skipping the steps done.`
     user: Flags.string({description: 'oracle: the API key\'s user OCID (with --fingerprint and --key-file, instead of a profile)'}),
     fingerprint: Flags.string({description: 'oracle: the API key\'s fingerprint'}),
     'key-file': Flags.string({description: 'oracle: the API key\'s private key file'}),
-    'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop (nothing is created)'}),
+    'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),

@@ -7,7 +7,7 @@ import {PROVIDERS} from '../lib/shapes/types.js'
 export default class Finish extends BaseCommand<typeof Finish> {
   static summary = 'Turn limits.yaml into the cluster’s nodes and partitions (slurm.conf), safely'
 
-  static description = `Reads limits.yaml (which shapes, how many nodes at most), generates the node and partition section of slurm.conf and gres.conf, shows what changes, and applies it: upload, validate with Slurm, back up, swap atomically, reconfigure or restart slurmctld, verify — and roll back if the controller does not come up. Nodes that leave the configuration are drained and powered down.
+  static description = `Reads limits.yaml (which shapes, how many nodes at most), generates the node and partition section of slurm.conf and gres.conf, shows what changes, and applies it: upload, validate with Slurm, back up, rename each file into place, reconfigure or restart slurmctld, verify — and roll back if the controller does not come up. Running nodes that leave the configuration, or whose definition changes, are drained and powered down first.
 
 limits.yaml takes CitC's format as it is ("shape: count", or on Oracle "shape: {AD: count}") or an extended form with "shapes:", "partitions:" and "slurm:" (your own slurm.conf settings).
 

@@ -1,4 +1,5 @@
 import {BaseCommand} from '../lib/base-command.js'
+import {remoteError} from '../lib/errors.js'
 import {clusterStatus, nodeTable} from '../lib/tasks/status.js'
 
 export default class Nodes extends BaseCommand<typeof Nodes> {
@@ -7,6 +8,12 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
 
   async run() {
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
+    // No list without the controller: an empty table would read as "no nodes".
+    if (!doc.controller.up) {
+      throw remoteError(`cannot list the nodes of ${doc.cluster}: ${doc.controller.error ?? `slurmctld does not answer (${doc.controller.confPath})`}`, {
+        hint: `\`citc status -c ${doc.cluster}\` shows what citc knows without it`,
+      })
+    }
     this.log(nodeTable(doc.nodes))
     return {cluster: doc.cluster, nodes: doc.nodes}
   }

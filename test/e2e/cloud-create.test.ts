@@ -96,6 +96,9 @@ describe('citc create --provider aws --plan-only', () => {
     const status = await citc(['status', '-c', 'plan', '--json'], {env: e})
     expect(status.code, status.stderr).toBe(0)
     expect(status.json()).toMatchObject({phase: 'creating', managementNode: '(not made yet)', controller: {up: false, error: expect.stringMatching(/not made yet/)}})
+    const nodes = await citc(['nodes', '-c', 'plan'], {env: e})
+    expect(nodes.code).toBe(4) // not an empty list that reads as "no nodes"
+    expect(nodes.stderr).toMatch(/cannot list the nodes of plan: .*not made yet/)
     const ssh = await citc(['ssh', '-c', 'plan', '--', 'true'], {env: e})
     expect(ssh.code).toBe(2)
     expect(ssh.stderr).toMatch(/has no management node yet/)

@@ -33,7 +33,8 @@ export interface LockInfo {
 }
 
 export interface LockOptions {
-  /** Wait for a live holder to release it (default false: refuse at once). */
+  /** Wait for a live holder to release it (default false: refuse at once). Given (true or false) by
+   *  commands that have a --wait flag, which the refusal then suggests. */
   wait?: boolean
   /** How long to wait at most (default 30 minutes). */
   timeoutMs?: number
@@ -172,7 +173,7 @@ function describeHolder(seen: Exclude<Seen, {kind: 'gone'}>): string {
   return `another ${info.what} (pid ${info.pid}${where})`
 }
 
-function busyError(file: string, seen: Exclude<Seen, {kind: 'gone'}>, label: string, waitedMs?: number): CitcError {
+function busyError(file: string, seen: Exclude<Seen, {kind: 'gone'}>, label: string, waitedMs?: number, hasWaitFlag = false): CitcError {
   const holder = describeHolder(seen)
   const since = seen.kind === 'held' ? ` since ${formatSince(seen.info.since)}` : ''
   const details = {lock: seen.kind === 'held' ? {pid: seen.info.pid, what: seen.info.what, since: seen.info.since, host: seen.info.host} : {file}}
@@ -181,7 +182,8 @@ function busyError(file: string, seen: Exclude<Seen, {kind: 'gone'}>, label: str
     const mins = waitedMs >= 60_000 ? `${Math.round(waitedMs / 60_000)} min` : `${Math.round(waitedMs / 1000)} s`
     return new CitcError('usage', `gave up after ${mins}: ${holder} has held ${label}${since}`, {hint, details})
   }
-  return new CitcError('usage', `${holder} has held ${label}${since}; wait for it or retry with --wait`, {hint, details})
+  const retry = hasWaitFlag ? 'wait for it or retry with --wait' : 'run this again when it has finished'
+  return new CitcError('usage', `${holder} has held ${label}${since}; ${retry}`, {hint, details})
 }
 
 /** Take the lock on `dir` for `what` (e.g. "citc finish"); see the file's header. */
@@ -224,7 +226,7 @@ export async function acquireLock(dir: string, what: string, opts: LockOptions =
       }
       continue
     }
-    if (!opts.wait) throw busyError(file, seen, label)
+    if (!opts.wait) throw busyError(file, seen, label, undefined, opts.wait !== undefined)
     const waited = Date.now() - started
     if (waited >= timeoutMs) throw busyError(file, seen, label, waited)
     if (!announced) {

@@ -27,7 +27,7 @@ export interface Shape {
 
 export interface ShapeCatalogue {
   provider: Provider
-  /** Where the data came from (documentation page and date), shown by `citc shapes`. */
+  /** Where the data came from (documentation page and date). */
   source: string
   /** The shape, or undefined. Parses sized names such as "VM.Standard.E4.Flex.4.64" on oracle. */
   get(name: string): Shape | undefined

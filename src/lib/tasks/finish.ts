@@ -134,21 +134,27 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
   }
   o.signal?.throwIfAborted()
 
-  // 3. Backup, then atomic swap (rename). From here on, a failure restores the backup.
+  // 3. Backup (a failure here changes nothing but leaves no temp file), then each file renamed into
+  //    place; from the first rename on, a failure restores the backup.
   let backup: string | undefined
   if (o.state.currentConf !== undefined) {
     backup = `${dir}/backups/slurm.conf.${t}`
     report(`backing up to ${backup}`)
-    await transport.check(['mkdir', '-p', `${dir}/backups`])
-    await transport.check(['cp', '-p', confPath, backup])
-    if (o.state.currentGres !== undefined) await transport.check(['cp', '-p', gres, `${dir}/backups/gres.conf.${t}`])
+    try {
+      await transport.check(['mkdir', '-p', `${dir}/backups`])
+      await transport.check(['cp', '-p', confPath, backup])
+      if (o.state.currentGres !== undefined) await transport.check(['cp', '-p', gres, `${dir}/backups/gres.conf.${t}`])
+    } catch (error) {
+      await transport.run(['rm', '-f', nextConf, nextGres])
+      throw error
+    }
   }
-  report('swapping in the new configuration')
-  await transport.check(['mv', '-f', nextGres, gres])
-  await transport.check(['mv', '-f', nextConf, confPath])
 
   const action = plan.needsRestart || !o.state.controllerUp ? 'restart' : 'reconfigure'
   try {
+    report('swapping in the new configuration')
+    await transport.check(['mv', '-f', nextGres, gres])
+    await transport.check(['mv', '-f', nextConf, confPath])
     await activate(o, action, report)
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error)

@@ -176,8 +176,11 @@ describe('withLock across processes', () => {
     expect(ran).toBe(false)
     expect(e.kind).toBe('usage')
     expect(e.message).toMatch(
-      new RegExp(`^another citc finish \\(pid ${holder.pid}\\) has held this cluster since \\d\\d:\\d\\d:\\d\\d; wait for it or retry with --wait$`),
+      new RegExp(`^another citc finish \\(pid ${holder.pid}\\) has held this cluster since \\d\\d:\\d\\d:\\d\\d; run this again when it has finished$`),
     )
+    // A command with --wait (it passes wait: false) is told about it.
+    const e2 = await caught(withLock(dir, 'citc finish', () => {}, {wait: false}))
+    expect(e2.message).toMatch(/; wait for it or retry with --wait$/)
     expect(e.details).toMatchObject({lock: {pid: holder.pid, what: 'citc finish'}})
     expect(readLock(dir)?.pid).toBe(holder.pid) // the refused process left the holder's lock alone
   })
