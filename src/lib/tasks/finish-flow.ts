@@ -11,10 +11,10 @@ import type {Provider} from '../shapes/types.js'
 import type {ElasticSettings} from '../slurm/render.js'
 import {Controller} from '../slurm/controller.js'
 import {nodeDocuments, type Generated} from '../slurm/generate.js'
-import {describePlan, type FinishPlan, planFinish} from '../slurm/plan.js'
+import {describePlan, type FinishPlan} from '../slurm/plan.js'
 import {connectCluster} from '../transport/connect.js'
 import {withLog} from '../transport/logged.js'
-import {applyFinish, type ApplyResult, type ClusterState, generateFromLimits, readClusterState} from './finish.js'
+import {applyFinish, type ApplyResult, type ClusterState, generateAndPlan, generateFromLimits, readClusterState} from './finish.js'
 import {taskList, withInterrupts} from './listr.js'
 
 export interface FinishFlags {
@@ -103,7 +103,7 @@ function preview(io: Io, flags: FinishFlags) {
 }
 
 /** What finish generates for a registered or created cluster. */
-export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string, current?: string) {
+export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string) {
   return {
     provider: record.provider as Provider,
     clusterId: record.name,
@@ -117,7 +117,6 @@ export function requestFor(record: ClusterRecord, limitsFile: string, limitsText
       ...(record.provider === 'local' ? {controllerAddr: '127.0.0.1'} : {}),
       slurmUser: record.provider === 'local' ? 'root' : 'slurm',
     },
-    current,
   }
 }
 
@@ -155,14 +154,7 @@ async function onCluster(io: Io, flags: FinishFlags, record: ClusterRecord, logs
         {
           title: 'Generate and compare the configuration',
           task: async (c) => {
-            c.generated = generateFromLimits(requestFor(record, flags.limits, limitsText, c.state!.currentConf)).generated
-            c.plan = planFinish({
-              currentConf: c.state!.currentConf,
-              newConf: c.generated.slurmConf,
-              currentGres: c.state!.currentGres,
-              newGres: c.generated.gresConf,
-              confPath: record.slurm.confPath,
-            })
+            Object.assign(c, generateAndPlan(c.state!, requestFor(record, flags.limits, limitsText), record.slurm.confPath))
           },
         },
       ],

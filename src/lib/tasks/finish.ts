@@ -265,6 +265,13 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
 }
 
 
+/** The configuration for these limits, merged into what the cluster runs now, and what would change. */
+export function generateAndPlan(state: ClusterState, request: Omit<GenerateRequest, 'current'>, confPath: string): {generated: Generated; plan: FinishPlan} {
+  const {generated} = generateFromLimits({...request, current: state.currentConf})
+  const plan = planFinish({currentConf: state.currentConf, newConf: generated.slurmConf, currentGres: state.currentGres, newGres: generated.gresConf, confPath})
+  return {generated, plan}
+}
+
 /**
  * Finish without a confirmation step, for workflows that already have the user's go-ahead
  * (create): read, generate, apply if anything changed — and, with nothing to change, still start a
@@ -278,14 +285,7 @@ export async function finishUnattended(o: {
   report?: (m: string) => void
 }): Promise<{plan: FinishPlan; result?: ApplyResult}> {
   const state = await readClusterState(o.transport, o.controller)
-  const {generated} = generateFromLimits({...o.request, current: state.currentConf})
-  const plan = planFinish({
-    currentConf: state.currentConf,
-    newConf: generated.slurmConf,
-    currentGres: state.currentGres,
-    newGres: generated.gresConf,
-    confPath: o.controller.confPath,
-  })
+  const {generated, plan} = generateAndPlan(state, o.request, o.controller.confPath)
   if (!plan.changed) {
     if (!state.controllerUp) {
       o.report?.('starting slurmctld')
