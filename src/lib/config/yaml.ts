@@ -29,6 +29,7 @@ import {
 import type {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
+import {editDistance} from '../edit-distance.js'
 
 export type YamlPath = readonly (string | number)[]
 
@@ -251,21 +252,6 @@ export function parseYamlWith<S extends z.ZodType>(text: string, fileLabel: stri
   const result = schema.safeParse(yaml.value, {reportInput: true})
   if (result.success) return result.data
   throw new InvalidInputError(byPosition(zodProblems(result.error.issues, yaml, opts)), opts.hint)
-}
-
-/** Levenshtein distance, for suggestions. */
-export function editDistance(a: string, b: string): number {
-  const prev = Array.from({length: b.length + 1}, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]
-    prev[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]
-      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diag = up
-    }
-  }
-  return prev[b.length]
 }
 
 /** Up to `max` candidates close to `word` (case-insensitive; distance ≤ a third of its length, at least 2). */

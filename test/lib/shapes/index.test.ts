@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {catalogueFor, editDistance, suggestShapes} from '../../../src/lib/shapes/index.js'
+import {editDistance} from '../../../src/lib/edit-distance.js'
+import {catalogueFor, suggestShapes} from '../../../src/lib/shapes/index.js'
 
 describe('catalogueFor', () => {
   it('returns the catalogue of each provider', () => {
