@@ -19,7 +19,7 @@ import {fileURLToPath} from 'node:url'
 
 import {CLUSTER_NAME} from '../cluster/schema.js'
 import {InvalidInputError, remoteError, type InputProblem} from '../errors.js'
-import type {TerraformOutputs} from '../tools/terraform.js'
+import {outputValues, type TerraformOutputs} from '../tools/terraform.js'
 import {awsProvider} from './aws/index.js'
 import {googleProvider} from './google/index.js'
 import {oracleProvider} from './oracle/index.js'
@@ -273,19 +273,16 @@ export function renderTerraformDir(targetDir: string, inputs: CloudInputs, opts:
 // ---------------------------------------------------------------------------------------------
 // Outputs
 
-/** What create, status and ssh need from `terraform output -json`, typed. */
+/** What create records from `terraform output -json`: where to reach the management node, and the rest. */
 export interface ClusterOutputs {
-  clusterId: string
-  mgmt: {host: string; privateIp: string; user: string; hostname: string; shape: string}
-  region: string
-  sharedFs: {host: string; path: string; type: string; mountOptions: string}
-  /** Every non-sensitive output as Terraform gave it (what node drivers read later; kept in cluster.yaml). */
+  mgmt: {host: string; port: number; user: string; hostname: string}
+  /** Every non-sensitive output as Terraform gave it (the playbook's variables; node drivers later). */
   all: Record<string, unknown>
 }
 
 /**
  * Check that every output citc reads is there (a missing one means a state from another citc version
- * or an apply that did not finish) and return the typed ones.
+ * or an apply that did not finish) and return the management node's address.
  */
 export function readClusterOutputs(provider: CloudProvider, outputs: TerraformOutputs): ClusterOutputs {
   const spec = cloudProvider(provider)
@@ -297,13 +294,12 @@ export function readClusterOutputs(provider: CloudProvider, outputs: TerraformOu
     })
   }
   const str = (name: string) => String(outputs[name].value)
-  const all = Object.fromEntries(Object.entries(outputs).filter(([, o]) => !o.sensitive).map(([k, o]) => [k, o.value]))
+  // No template declares mgmt_ssh_port (clouds use 22); the tests' management node, an sshd on
+  // loopback, listens on another port.
+  const port = Number(outputs.mgmt_ssh_port?.value ?? 22)
   return {
-    clusterId: str('cluster_id'),
-    mgmt: {host: str('mgmt_public_ip'), privateIp: str('mgmt_private_ip'), user: str('mgmt_user'), hostname: str('mgmt_hostname'), shape: str('mgmt_shape')},
-    region: str('region'),
-    sharedFs: {host: str('shared_fs_host'), path: str('shared_fs_path'), type: str('shared_fs_type'), mountOptions: str('shared_fs_mount_options')},
-    all,
+    mgmt: {host: str('mgmt_public_ip'), port: Number.isInteger(port) && port > 0 ? port : 22, user: str('mgmt_user'), hostname: str('mgmt_hostname')},
+    all: outputValues(outputs),
   }
 }
 

@@ -1,7 +1,7 @@
 // The Terraform variables and outputs every provider's templates share (each provider adds its own).
 // A module of its own so the provider specs can spread them without importing cloud.ts (a cycle).
 
-/** Outputs every provider has, read by create, status and ssh. */
+/** Outputs every provider has (create checks they are all there; cluster.yaml keeps them). */
 export const COMMON_OUTPUTS = [
   'cluster_id',
   'mgmt_public_ip',

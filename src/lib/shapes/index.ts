@@ -6,12 +6,6 @@ import {localCatalogue, type LocalHost} from './local.js'
 import {oracleCatalogue} from './oracle.js'
 import type {Provider, ShapeCatalogue} from './types.js'
 
-export {awsCatalogue} from './aws.js'
-export {googleCatalogue} from './google.js'
-export {detectHost, localCatalogue, type LocalHost} from './local.js'
-export {flexProblem, oracleCatalogue} from './oracle.js'
-export {realMemoryFor} from './memory.js'
-
 export interface CatalogueOptions {
   /** local only: the machine the nodes run on (default: this one). */
   host?: LocalHost

@@ -251,9 +251,8 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
         await t.writeFile(`${home}/.ssh/authorized_keys`, authorizedKeys(u.keys), {mode: 0o600})
         await t.writeFile(`${home}/.password`, password + '\n', {mode: 0o400})
         await check(t, ['chown', '-R', '--', `${uid}:${gid}`, home], signal)
+        // The two files got their modes as they were written; the directories may have come from skel.
         await check(t, ['chmod', '0700', '--', home, `${home}/.ssh`], signal)
-        await check(t, ['chmod', '0600', '--', `${home}/.ssh/authorized_keys`], signal)
-        await check(t, ['chmod', '0400', '--', `${home}/.password`], signal)
       },
     },
     {

@@ -284,10 +284,10 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
               task: async (_, task) => {
                 const outputs = await tf.output({signal})
                 const o = readClusterOutputs(provider, outputs)
-                const port = Number(outputs.mgmt_ssh_port?.value ?? 22)
+                const port = o.mgmt.port
                 registry.update(name, (r) => {
                   r.mgmt.host = o.mgmt.host
-                  r.mgmt.port = Number.isInteger(port) && port > 0 ? port : 22
+                  r.mgmt.port = port
                   r.mgmt.user = o.mgmt.user
                   r.mgmt.hostname = o.mgmt.hostname
                   r.mgmt.sudo = o.mgmt.user !== 'root'

@@ -10,6 +10,7 @@ import {withLog} from '../transport/logged.js'
 import type {Transport} from '../transport/types.js'
 import {Accounting} from '../users/accounting.js'
 import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../users/directory.js'
+import {FORBIDDEN_IN_NAME} from '../users/validate.js'
 
 export interface ListedUser {
   username: string
@@ -64,8 +65,8 @@ export async function listUsers(o: ListUsersOptions): Promise<ListedUser[]> {
   )
 }
 
-// eslint-disable-next-line no-control-regex
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
+// The characters a name may not hold (control, bidi overrides), for the table as for validation.
+const UNPRINTABLE = new RegExp(FORBIDDEN_IN_NAME.source, 'gu')
 
 /** Rows for people: aligned columns (control characters from the directory shown as "?"). */
 export function usersTable(users: readonly ListedUser[]): string {

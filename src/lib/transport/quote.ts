@@ -18,6 +18,3 @@ export function quoteWord(word: string): string {
 export function shellQuote(argv: string[]): string {
   return argv.map(quoteWord).join(' ')
 }
-
-/** Alias named in types.ts. */
-export const quote = shellQuote

@@ -204,8 +204,3 @@ function toUser(e: LdifEntry): DirectoryUser {
     shell: get(e, 'loginShell'),
   }
 }
-
-/** The Directory described by the node's ldap.json. */
-export async function openDirectory(t: Transport, ldapJsonPath = LDAP_JSON): Promise<Directory> {
-  return new Directory(t, await readLdapConfig(t, ldapJsonPath))
-}

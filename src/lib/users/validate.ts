@@ -48,7 +48,7 @@ export const PERSON_NAME_MAX = 64
 
 /** Control characters (C0, DEL, C1), line and paragraph separators, and bidirectional overrides. */
 // eslint-disable-next-line no-control-regex
-const FORBIDDEN_IN_NAME = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
+export const FORBIDDEN_IN_NAME = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
 /** Why `value` cannot be a first name or surname (`what` names it in the message), or undefined. */
 export function personNameProblem(value: string, what = 'the name'): string | undefined {

@@ -144,9 +144,11 @@ describe('outputs', () => {
   it('reads what create, status and ssh need, keeping every non-sensitive output', () => {
     const outputs = {...full('aws'), extra_secret: {value: 's3cret', sensitive: true}}
     const read = readClusterOutputs('aws', outputs)
-    expect(read.mgmt).toEqual({host: '203.0.113.7', privateIp: 'mgmt_private_ip-value', user: 'mgmt_user-value', hostname: 'mgmt_hostname-value', shape: 'mgmt_shape-value'})
-    expect(read.sharedFs).toEqual({host: 'shared_fs_host-value', path: 'shared_fs_path-value', type: 'shared_fs_type-value', mountOptions: 'shared_fs_mount_options-value'})
+    expect(read.mgmt).toEqual({host: '203.0.113.7', port: 22, user: 'mgmt_user-value', hostname: 'mgmt_hostname-value'})
     expect(read.all).toHaveProperty('subnet_id', 'subnet_id-value')
+    expect(read.all).toHaveProperty('shared_fs_type', 'shared_fs_type-value')
+    expect(readClusterOutputs('aws', {...outputs, mgmt_ssh_port: value(2222)}).mgmt.port).toBe(2222)
+    expect(readClusterOutputs('aws', {...outputs, mgmt_ssh_port: value('nonsense')}).mgmt.port).toBe(22)
     expect(read.all).not.toHaveProperty('extra_secret')
   })
 
