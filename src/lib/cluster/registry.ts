@@ -170,7 +170,7 @@ export class ClusterRegistry {
     if (existsSync(dir)) {
       throw usageError(
         `${dir} exists but has no cluster.yaml (left over from an interrupted create?)`,
-        `look inside; if it holds nothing you need, run \`citc cluster remove ${name}\` or delete the directory`,
+        `look inside; if it holds nothing you need (a create interrupted before its first step leaves no cloud resources), delete it: rm -r ${dir}`,
       )
     }
   }
