@@ -1,7 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {runAddUser} from '../lib/tasks/add-user.js'
 
 export default class AddUser extends BaseCommand<typeof AddUser> {
   static summary = 'Add a user: a directory account with SSH keys, a home and a Slurm association'
@@ -33,6 +32,7 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
   }
 
   async run() {
+    const {runAddUser} = await import('../lib/tasks/add-user.js')
     return runAddUser(this.io(), this.args.username, this.flags, this.config.dataDir)
   }
 }

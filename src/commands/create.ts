@@ -3,13 +3,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {clusterRegistry} from '../lib/cluster/registry.js'
 import {InvalidInputError, usageError} from '../lib/errors.js'
-import {isCloud} from '../lib/providers/cloud-cluster.js'
-import {loadClusterConfig, resolveCloudCreate, unusableFlags} from '../lib/tasks/create-cloud-input.js'
-import {createCloud} from '../lib/tasks/create-cloud.js'
-import {askProvider, resolveCreateInput} from '../lib/tasks/create-wizard.js'
-import {createLocal} from '../lib/tasks/create-local.js'
 
 /** How long create waits for SSH on a new management node (boot + cloud-init). */
 const DEFAULT_SSH_TIMEOUT_S = 600
@@ -71,6 +65,12 @@ Ctrl-C, skipping the steps done.`
   }
 
   async run() {
+    const {clusterRegistry} = await import('../lib/cluster/registry.js')
+    const {isCloud} = await import('../lib/providers/cloud-cluster.js')
+    const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
+    const {createCloud} = await import('../lib/tasks/create-cloud.js')
+    const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
+    const {createLocal} = await import('../lib/tasks/create-local.js')
     const io = this.io()
     const flags = this.flags
     const config = flags.config ? loadClusterConfig(flags.config) : undefined

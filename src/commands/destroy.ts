@@ -1,10 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {clusterRegistry} from '../lib/cluster/registry.js'
-import {isCloud} from '../lib/providers/cloud-cluster.js'
-import {destroyCloud} from '../lib/tasks/destroy-cloud.js'
-import {destroyLocal} from '../lib/tasks/destroy-local.js'
 
 export default class Destroy extends BaseCommand<typeof Destroy> {
   static summary = 'Take a cluster away: power down every node, then remove everything citc made for it'
@@ -36,6 +32,10 @@ what remains and can be run again.`
   }
 
   async run() {
+    const {clusterRegistry} = await import('../lib/cluster/registry.js')
+    const {isCloud} = await import('../lib/providers/cloud-cluster.js')
+    const {destroyCloud} = await import('../lib/tasks/destroy-cloud.js')
+    const {destroyLocal} = await import('../lib/tasks/destroy-local.js')
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.args.name ?? this.flags.cluster)
     if (isCloud(registry.get(name).provider)) return destroyCloud(this.io(), name, this.config.dataDir, {skipSweep: this.flags['skip-sweep']})

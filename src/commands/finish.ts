@@ -1,7 +1,6 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {runFinish} from '../lib/tasks/finish-flow.js'
 import {PROVIDERS} from '../lib/shapes/types.js'
 
 export default class Finish extends BaseCommand<typeof Finish> {
@@ -36,6 +35,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
   }
 
   async run() {
+    const {runFinish} = await import('../lib/tasks/finish-flow.js')
     return runFinish(this.io(), this.flags, this.config.dataDir)
   }
 }

@@ -1,12 +1,12 @@
 import {BaseCommand} from '../lib/base-command.js'
 import {remoteError} from '../lib/errors.js'
-import {clusterStatus, nodeTable} from '../lib/tasks/status.js'
 
 export default class Nodes extends BaseCommand<typeof Nodes> {
   static summary = 'List every node of a cluster with its state, powered-down ones included'
   static examples = ['<%= config.bin %> nodes', '<%= config.bin %> nodes -c demo --json']
 
   async run() {
+    const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     // No list without the controller: an empty table would read as "no nodes".
     if (!doc.controller.up) {

@@ -1,10 +1,6 @@
 
 import {BaseCommand} from '../lib/base-command.js'
-import {clusterRegistry} from '../lib/cluster/registry.js'
 import {CitcError, usageError} from '../lib/errors.js'
-import {which} from '../lib/tools/exec.js'
-import {runAttached} from '../lib/tools/exec.js'
-import {connectManagement, writeKnownHosts} from '../lib/transport/management.js'
 
 export default class Ssh extends BaseCommand<typeof Ssh> {
   static summary = 'Open a shell on the management node, or run one command there, with the pinned host key'
@@ -22,6 +18,10 @@ is shown as it comes, and citc exits with the command's exit code. The command g
   static strict = false
 
   async run() {
+    const {clusterRegistry} = await import('../lib/cluster/registry.js')
+    const {which} = await import('../lib/tools/exec.js')
+    const {runAttached} = await import('../lib/tools/exec.js')
+    const {connectManagement, writeKnownHosts} = await import('../lib/transport/management.js')
     const dashdash = this.argv.indexOf('--')
     const command = dashdash >= 0 ? this.argv.slice(dashdash + 1) : []
     const before = dashdash >= 0 ? this.argv.slice(0, dashdash) : this.argv

@@ -1,5 +1,4 @@
 import {BaseCommand} from '../lib/base-command.js'
-import {clusterStatus, nodeTable} from '../lib/tasks/status.js'
 
 export default class Status extends BaseCommand<typeof Status> {
   static summary = 'Show a cluster: its controller’s health and every node, powered-down ones included'
@@ -7,6 +6,7 @@ export default class Status extends BaseCommand<typeof Status> {
   static examples = ['<%= config.bin %> status', '<%= config.bin %> status -c demo --json']
 
   async run() {
+    const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     this.log(`Cluster ${doc.cluster} (${doc.provider}, ${doc.origin}) — management node: ${doc.managementNode}`)
     if (doc.cloud) this.log(`Cloud: ${doc.cloud.region}${doc.cloud.zone ? ` / ${doc.cloud.zone}` : ''}${doc.cloud.project ? ` (project ${doc.cloud.project})` : ''}, management shape ${doc.cloud.mgmtShape}${doc.phase === 'creating' ? ' — create has not finished (citc create --resume)' : ''}`)

@@ -1,5 +1,4 @@
 import {BaseCommand} from '../lib/base-command.js'
-import {runListUsers} from '../lib/tasks/users.js'
 
 export default class Users extends BaseCommand<typeof Users> {
   static summary = 'List the cluster’s users: login name, uid, name, home, SSH keys and Slurm account'
@@ -12,6 +11,7 @@ export default class Users extends BaseCommand<typeof Users> {
   ]
 
   async run() {
+    const {runListUsers} = await import('../lib/tasks/users.js')
     return runListUsers(this.io(), this.flags, this.config.dataDir)
   }
 }

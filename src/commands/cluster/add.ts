@@ -2,7 +2,6 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../lib/base-command.js'
 import {PROVIDERS, type Provider} from '../../lib/shapes/types.js'
-import {addCluster} from '../../lib/tasks/cluster-add.js'
 
 export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
   static summary = 'Register a Slurm cluster that exists already, so citc can manage it'
@@ -31,6 +30,7 @@ export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
   }
 
   async run() {
+    const {addCluster} = await import('../../lib/tasks/cluster-add.js')
     const f = this.flags
     return addCluster(
       this.io(),

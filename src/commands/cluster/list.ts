@@ -1,11 +1,11 @@
 import {BaseCommand} from '../../lib/base-command.js'
-import {clusterRegistry} from '../../lib/cluster/registry.js'
 
 export default class ClusterList extends BaseCommand<typeof ClusterList> {
   static summary = 'List the clusters citc knows'
   static examples = ['<%= config.bin %> cluster list', '<%= config.bin %> cluster list --json']
 
   async run() {
+    const {clusterRegistry} = await import('../../lib/cluster/registry.js')
     const entries = clusterRegistry(this.config.dataDir).scan()
     const clusters = entries.map((e) =>
       e.record

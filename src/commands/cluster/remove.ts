@@ -1,10 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../lib/base-command.js'
-import {clusterRegistry} from '../../lib/cluster/registry.js'
-import {withLock} from '../../lib/cluster/lock.js'
 import {usageError} from '../../lib/errors.js'
-import {confirmByTyping} from '../../lib/io.js'
 
 export default class ClusterRemove extends BaseCommand<typeof ClusterRemove> {
   static summary = 'Forget a registered cluster (the cluster itself keeps running)'
@@ -16,6 +13,9 @@ created, use \`citc destroy\`.`
   static args = {name: Args.string({required: true, description: 'the cluster to forget'})}
 
   async run() {
+    const {clusterRegistry} = await import('../../lib/cluster/registry.js')
+    const {withLock} = await import('../../lib/cluster/lock.js')
+    const {confirmByTyping} = await import('../../lib/io.js')
     const registry = clusterRegistry(this.config.dataDir)
     const record = registry.get(this.args.name)
     if (record.origin === 'created') {

@@ -1,7 +1,9 @@
+// Commands import their task modules inside run(): src/index.ts loads every command class for any
+// command, and slurmctld starts a node program on every power event.
 // The three node programs share one shape: a hidden command taking Slurm's hostlist argument.
 import {Args, Command} from '@oclif/core'
 
-import {type NodeProgram, runNodeProgram} from '../../lib/tasks/node-programs.js'
+import type {NodeProgram} from '../../lib/tasks/node-programs.js'
 
 export function nodeProgramCommand(program: NodeProgram, summary: string) {
   return class extends Command {
@@ -13,6 +15,7 @@ export function nodeProgramCommand(program: NodeProgram, summary: string) {
 
     async run() {
       const {args} = await this.parse()
+      const {runNodeProgram} = await import('../../lib/tasks/node-programs.js')
       const outcomes = await runNodeProgram(program, args.hostlist)
       // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
       if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) this.exit(1)

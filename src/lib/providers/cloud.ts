@@ -25,7 +25,7 @@ import {googleProvider} from './google/index.js'
 import {oracleProvider} from './oracle/index.js'
 
 export type CloudProvider = 'aws' | 'google' | 'oracle'
-export const CLOUD_PROVIDERS: readonly CloudProvider[] = ['aws', 'google', 'oracle']
+export {CLOUD_PROVIDERS} from '../shapes/types.js'
 
 export type ImageOs = 'ubuntu-24.04' | 'debian-12'
 export type MgmtArch = 'x86_64' | 'arm64'

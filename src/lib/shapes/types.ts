@@ -2,6 +2,7 @@
 
 export type Provider = 'aws' | 'google' | 'oracle' | 'local'
 export const PROVIDERS: readonly Provider[] = ['aws', 'google', 'oracle', 'local']
+export const CLOUD_PROVIDERS = ['aws', 'google', 'oracle'] as const satisfies readonly Provider[]
 
 export type Arch = 'x86_64' | 'arm64'
 
