@@ -150,7 +150,7 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(existsSync(join(exportDir, 'home'))).toBe(true)
   })
 
-  it('runs slurmctld as the slurm user and serves LDAP on the private address only (loopback here)', async () => {
+  it('runs slurmctld as the slurm user, and slapd on the private address only (loopback here: test/playbooks covers another address)', async () => {
     const pid = pidFrom('/run/slurmctld.pid')
     expect(pid && pidAlive(pid)).toBeTruthy()
     expect(processUser(pid!)).toBe('slurm')
@@ -191,6 +191,27 @@ describe('a cloud management node configured over SSH with the real management.y
     const keys = join(exportDir, 'home', USER, '.ssh', 'authorized_keys')
     expect(readFileSync(keys, 'utf8')).toContain(readFileSync(join(work, `${USER}.pub`), 'utf8').trim())
     expect(statSync(keys).mode & 0o777).toBe(0o600)
+  })
+
+  it('cluster add with a non-root user: refused without passwordless sudo, recorded with sudo when it has it', async () => {
+    const args = ['cluster', 'add', 'reg', '--host', '127.0.0.1', '--port', String(sshd!.port), '--user', ADMIN, '--key', join(keysDir, 'admin_ed25519'), '--provider', 'aws', '--host-key-fingerprint', sshd!.hostKeyFingerprint, '--json']
+    rmSync(SUDOERS)
+    try {
+      const refused = await run(args)
+      expect(refused.code).toBe(4)
+      expect(refused.json().error.message).toMatch(new RegExp(`${ADMIN} on 127\\.0\\.0\\.1 cannot run sudo without a password`))
+      expect(existsSync(join(dataDir, 'clusters', 'reg'))).toBe(false)
+    } finally {
+      writeFileSync(SUDOERS, `${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`, {mode: 0o440})
+    }
+    const added = await run(args)
+    expect(added.code, added.stdout).toBe(0)
+    expect(added.json().cluster.mgmt).toMatchObject({user: ADMIN, sudo: true})
+    // Through sudo, finish can read what the cluster runs (a dry run changes nothing).
+    const limits = join(work, 'limits.yaml')
+    const dry = await run(['finish', '-c', 'reg', '--limits', limits, '--dry-run', '--json'])
+    expect(dry.code, dry.stdout).toBe(0)
+    expect((await run(['cluster', 'remove', 'reg', '--yes'])).code).toBe(0)
   })
 
   it('destroy: no node to power down, terraform destroy (double), sweep, state gone', async () => {
