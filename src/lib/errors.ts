@@ -22,16 +22,46 @@ export const EXIT_CODE_HELP = `EXIT CODES
   5    no such cluster
   130  cancelled (Ctrl-C, or a confirmation answered no)`
 
+/**
+ * A "Try:" hint in parts, so that no layer has to take another's words apart. `fix` is what to do
+ * about the cause; `retry` is how to try again as far as the layer that failed knows it ("then run
+ * `citc create --resume`"): the workflow that caught the error knows the exact command and puts it
+ * in its place (withRetry). `log` is the file with the full output.
+ */
+export interface Hint {
+  fix?: string
+  retry?: string
+  log?: string
+}
+
+/** A hint as people read it: "fix, retry (full output: log)". */
+export function hintText(h: Hint): string | undefined {
+  const text = [h.fix, h.retry].filter(Boolean).join(', ')
+  const log = h.log ? `(full output: ${h.log})` : ''
+  return [text, log].filter(Boolean).join(' ') || undefined
+}
+
+export interface CitcErrorOptions {
+  /** Plain text is all `fix`. */
+  hint?: string | Hint
+  details?: Record<string, unknown>
+  cause?: unknown
+}
+
 export class CitcError extends Error {
   readonly kind: ErrorKind
+  /** The hint as people (and --json) read it. */
   readonly hint?: string
+  /** The same hint in its parts (see Hint). */
+  readonly hintParts: Hint
   /** Extra structured information for --json output (never secrets). */
   readonly details?: Record<string, unknown>
 
-  constructor(kind: ErrorKind, message: string, opts: {hint?: string; details?: Record<string, unknown>; cause?: unknown} = {}) {
+  constructor(kind: ErrorKind, message: string, opts: CitcErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : {cause: opts.cause})
     this.kind = kind
-    this.hint = opts.hint
+    this.hintParts = typeof opts.hint === 'string' ? {fix: opts.hint} : {...opts.hint}
+    this.hint = hintText(this.hintParts)
     this.details = opts.details
     this.name = 'CitcError'
   }
@@ -65,8 +95,32 @@ export class InvalidInputError extends CitcError {
   }
 }
 
-export const remoteError = (message: string, opts: {hint?: string; details?: Record<string, unknown>; cause?: unknown} = {}) =>
-  new CitcError('remote', message, opts)
+export const remoteError = (message: string, opts: CitcErrorOptions = {}) => new CitcError('remote', message, opts)
+
+/**
+ * The server's host key is not the one citc pinned: the connection was refused before logging in.
+ * Never retried (it will not get better, and may be an attack) and never accepted.
+ */
+export class HostKeyMismatchError extends CitcError {
+  constructor(
+    readonly where: string,
+    readonly expectedFingerprint: string,
+    readonly receivedFingerprint: string,
+    readonly algorithm: string,
+  ) {
+    super(
+      'remote',
+      `the host key of ${where} does not match the pinned key (it changed): refusing to connect\n` +
+        `  expected ${expectedFingerprint}\n  received ${receivedFingerprint} (${algorithm})`,
+      {
+        hint:
+          'if the machine was rebuilt, check its new key on the machine itself (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub) ' +
+          'before registering it again; otherwise someone may be intercepting the connection',
+        details: {expectedFingerprint, receivedFingerprint, algorithm},
+      },
+    )
+  }
+}
 
 export const noSuchCluster = (name: string) =>
   new CitcError('noCluster', `no cluster named "${name}"`, {hint: 'run `citc cluster list` to see the clusters citc knows'})
@@ -74,13 +128,11 @@ export const noSuchCluster = (name: string) =>
 export const cancelled = (message = 'cancelled') => new CitcError('cancelled', message)
 
 /**
- * A hint with the exact command that retries. Lower layers (Terraform, the management node's setup)
- * end their hints with a generic "then run `citc create --resume`"; the workflow that caught the error
- * knows the cluster's name, so that phrase is replaced, never repeated.
+ * A hint with the exact command that retries: the failed layer's own `retry` (its generic "then run
+ * `citc create --resume`") gives way to `retry`, which the workflow that caught the error knows.
  */
-export function withRetry(hint: string | undefined, retry: string): string {
-  const own = (hint ?? '')
-    .replace(/[,;]?\s*(?:then\s+|or wait and\s+)?run `citc (?:create|destroy)[^`]*`(?: again)?(?: \([^)]*\))?\.?\s*$/, '')
-    .trim()
+export function withRetry(error: CitcError, retry: string): string {
+  const {fix, log} = error.hintParts
+  const own = [fix, log ? `(full output: ${log})` : ''].filter(Boolean).join(' ')
   return own ? `${own}; then ${retry}` : retry
 }

@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {parseNodeStates} from '../../src/lib/slurm/controller.js'
-import {connectSsh} from '../../src/lib/transport/ssh.js'
+import {connectSsh} from '../../src/lib/transport/ssh/index.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish.js'
 import {citc} from '../helpers/cli.js'
 import {type SlurmSandbox, slurmSandbox} from '../helpers/slurm.js'

@@ -289,7 +289,7 @@ export function readClusterOutputs(provider: CloudProvider, outputs: TerraformOu
   const missing = spec.outputs.filter((name) => outputs[name] === undefined || outputs[name].value === null || outputs[name].value === undefined)
   if (missing.length > 0) {
     throw remoteError(`terraform output lacks ${missing.join(', ')}`, {
-      hint: 'the apply did not finish or the state is from another citc version: run `citc create --resume`',
+      hint: {fix: 'the apply did not finish or the state is from another citc version', retry: 'run `citc create --resume`'},
       details: {missing},
     })
   }

@@ -10,7 +10,7 @@ import {CitcError, InvalidInputError, remoteError, usageError} from '../errors.j
 import {type Io} from '../io.js'
 import type {Provider} from '../shapes/types.js'
 import {Controller} from '../slurm/controller.js'
-import {connectSsh, fetchHostKeyFingerprint} from '../transport/ssh.js'
+import {connectSsh, fetchHostKeyFingerprint} from '../transport/ssh/index.js'
 import {confirm} from '@inquirer/prompts'
 
 export interface ClusterAddInput {

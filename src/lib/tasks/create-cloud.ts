@@ -28,7 +28,7 @@ import {PlaybookError, runPlaybook} from '../tools/ansible.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary, type ResourceEvent} from '../tools/terraform.js'
 import {withLog} from '../transport/logged.js'
 import {asRootOn, writeKnownHosts} from '../transport/management.js'
-import {generateEd25519KeyPair, type SshTransport} from '../transport/ssh.js'
+import {generateEd25519KeyPair, type SshTransport} from '../transport/ssh/index.js'
 import type {Transport} from '../transport/types.js'
 import {locateProblems, type ResolvedCloudCreate} from './create-cloud-input.js'
 import {finishUnattended, generateFromLimits} from './finish.js'
@@ -192,7 +192,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
           throw new CitcError('cancelled', 'create interrupted', {hint: resumeHint})
         }
         if (error instanceof CitcError) {
-          throw new CitcError(error.kind, error.message, {hint: withRetry(error.hint, resumeHint), details: error.details})
+          throw new CitcError(error.kind, error.message, {hint: withRetry(error, resumeHint), details: error.details})
         }
         throw error
       }

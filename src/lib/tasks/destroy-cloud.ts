@@ -239,7 +239,7 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
       throw new CitcError('cancelled', `destroy interrupted${what}\n${kept}`, {hint: `run \`citc destroy ${name}\` again to finish it`})
     }
     throw new CitcError(error.kind, `destroy did not finish: ${error.message}${what}\n${kept}`, {
-      hint: withRetry(error.hint, `run \`citc destroy ${name}\` again (it picks up where this one stopped)`),
+      hint: withRetry(error, `run \`citc destroy ${name}\` again (it picks up where this one stopped)`),
       details: {...error.details, remains, warnings, logs: {terraform: tfLog, sweep: sweepLog}},
     })
   }

@@ -6,9 +6,9 @@ import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {CitcError, remoteError} from '../errors.js'
+import {CitcError, HostKeyMismatchError, remoteError, type Hint} from '../errors.js'
 import {run, which} from '../tools/exec.js'
-import {connectSsh, type SshConnectOptions, type SshTransport} from '../transport/ssh.js'
+import {connectSsh, type SshConnectOptions, type SshTransport} from '../transport/ssh/index.js'
 import type {Transport} from '../transport/types.js'
 import {sleep} from '../proc.js'
 
@@ -27,7 +27,7 @@ export interface WaitForSshOptions extends Omit<SshConnectOptions, 'readyTimeout
 
 /** A host key that does not match is never retried: it will not get better, and may be an attack. */
 function isHostKeyMismatch(error: unknown): boolean {
-  return error instanceof CitcError && typeof error.details?.receivedFingerprint === 'string'
+  return error instanceof HostKeyMismatchError
 }
 
 /**
@@ -107,7 +107,7 @@ export const TOOLS_SCRIPT = [
 /** Install the tools (as root); returns what was installed (empty: everything was there). */
 export async function installTools(root: Transport, opts: {signal?: AbortSignal; onOutput?: (line: string) => void} = {}): Promise<string[]> {
   const r = await runSetupScript(root, ['sh', '-c', TOOLS_SCRIPT], {timeoutMs: 30 * 60_000, ...opts}, 'installing Node.js, npm and ansible-core on the management node', {
-    hint: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that, then run `citc create --resume`',
+    hint: {fix: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that', retry: 'then run `citc create --resume`'},
   })
   const m = /citc-tools: installed(.*)/.exec(r.stdout)
   return m ? m[1].trim().split(/\s+/).filter(Boolean) : []
@@ -119,7 +119,7 @@ async function runSetupScript(
   argv: string[],
   o: {timeoutMs: number; signal?: AbortSignal; onOutput?: (line: string) => void},
   what: string,
-  failure: {hint: string},
+  failure: {hint: Hint},
 ) {
   const r = await root.run(argv, {
     timeoutMs: o.timeoutMs,
@@ -184,7 +184,7 @@ export async function installPackage(
     'echo "$sum" > "$prefix/$marker"',
   ].join('\n')
   await runSetupScript(root, ['sh', '-c', script, 'sh', o.prefix, o.tarball, o.sha256, MARKER], {timeoutMs: 20 * 60_000, ...o}, 'installing citc on the management node (npm install)', {
-    hint: "the node needs to reach the npm registry (registry.npmjs.org) for citc's dependencies; then run `citc create --resume`",
+    hint: {fix: "the node needs to reach the npm registry (registry.npmjs.org) for citc's dependencies", retry: 'then run `citc create --resume`'},
   })
 }
 

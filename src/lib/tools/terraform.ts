@@ -7,7 +7,7 @@
 //
 // The pure parts (version, plan JSON, progress lines, outputs, error explanation) are exported on their
 // own and unit-tested; the adapter is tested against test/doubles/terraform.
-import {CitcError, remoteError} from '../errors.js'
+import {CitcError, remoteError, type Hint} from '../errors.js'
 import {run, which, type ExecOptions, type ExecResult} from './exec.js'
 
 export type TerraformBinary = 'terraform' | 'tofu'
@@ -345,8 +345,8 @@ export interface TerraformFailure {
   reason: FailureReason
   /** One line: what went wrong. */
   message: string
-  /** One line: what to do. */
-  hint: string
+  /** One line: what to do (and, apart, how to retry). */
+  hint: Hint
   /** The cloud's error code or the key phrase that was recognised, e.g. "InsufficientInstanceCapacity". */
   code?: string
   /** The resource being worked on, from Terraform's "with aws_instance.mgmt," line. */
@@ -406,47 +406,47 @@ const REASON_TEXT: Record<FailureReason, string> = {
   unknown: 'Terraform reported an error',
 }
 
-function hintFor(reason: FailureReason, step: TerraformStep, cloud: CloudName | undefined, output: string): string {
-  const resume = step === 'destroy' ? 'then run `citc destroy` again' : 'then run `citc create --resume`'
+function hintFor(reason: FailureReason, step: TerraformStep, cloud: CloudName | undefined, output: string): Hint {
+  const retry = step === 'destroy' ? 'then run `citc destroy` again' : 'then run `citc create --resume`'
   switch (reason) {
     case 'credentials':
-      if (cloud === 'aws') return `refresh the AWS credentials (\`aws sso login --profile <profile>\`, or new access keys in ~/.aws/credentials or the environment), ${resume}`
-      if (cloud === 'google') return `run \`gcloud auth application-default login\` (or set GOOGLE_APPLICATION_CREDENTIALS to a valid key file), ${resume}`
-      if (cloud === 'oracle') return `check the API key of the profile in ~/.oci/config (user, fingerprint, key_file, tenancy) and that the key is uploaded to the user, ${resume}`
-      return `refresh the cloud credentials, ${resume}`
+      if (cloud === 'aws') return {fix: 'refresh the AWS credentials (`aws sso login --profile <profile>`, or new access keys in ~/.aws/credentials or the environment)', retry}
+      if (cloud === 'google') return {fix: 'run `gcloud auth application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS to a valid key file)', retry}
+      if (cloud === 'oracle') return {fix: 'check the API key of the profile in ~/.oci/config (user, fingerprint, key_file, tenancy) and that the key is uploaded to the user', retry}
+      return {fix: 'refresh the cloud credentials', retry}
     case 'permission': {
       const permission = permissionIn(output)
-      return `give the credentials ${permission ? `the permission ${permission}` : 'the missing permission'} (or use an account that has it), ${resume}`
+      return {fix: `give the credentials ${permission ? `the permission ${permission}` : 'the missing permission'} (or use an account that has it)`, retry}
     }
     case 'quota':
-      if (cloud === 'aws') return `request a higher limit (Service Quotas console) or choose a smaller shape or another region, ${resume}`
-      if (cloud === 'google') return `request more quota (IAM & Admin > Quotas) or choose a smaller machine type or another region, ${resume}`
-      if (cloud === 'oracle') return `request a service limit increase (Governance > Limits) or choose another shape or availability domain, ${resume}`
-      return `raise the limit or choose a smaller shape, ${resume}`
+      if (cloud === 'aws') return {fix: 'request a higher limit (Service Quotas console) or choose a smaller shape or another region', retry}
+      if (cloud === 'google') return {fix: 'request more quota (IAM & Admin > Quotas) or choose a smaller machine type or another region', retry}
+      if (cloud === 'oracle') return {fix: 'request a service limit increase (Governance > Limits) or choose another shape or availability domain', retry}
+      return {fix: 'raise the limit or choose a smaller shape', retry}
     case 'capacity':
-      return `try another ${cloud === 'oracle' ? 'availability domain (--zone)' : 'zone (--zone)'} or shape (--mgmt-shape), or wait and run \`citc create --resume\``
+      return {fix: `try another ${cloud === 'oracle' ? 'availability domain (--zone)' : 'zone (--zone)'} or shape (--mgmt-shape)`, retry: 'or wait and run `citc create --resume`'}
     case 'shape-unavailable':
-      return `choose a shape this region offers (--mgmt-shape) or another ${cloud === 'oracle' ? 'region' : 'region or zone'}, ${resume}`
+      return {fix: `choose a shape this region offers (--mgmt-shape) or another ${cloud === 'oracle' ? 'region' : 'region or zone'}`, retry}
     case 'image-not-found':
-      return `choose another region or a shape of another architecture, ${resume}`
+      return {fix: 'choose another region or a shape of another architecture', retry}
     case 'throttled':
-      return 'wait a minute and run the same command again (with --resume for create)'
+      return {fix: 'wait a minute and run the same command again (with --resume for create)'}
     case 'api-disabled':
-      return `enable the APIs (\`gcloud services enable compute.googleapis.com file.googleapis.com --project <project>\`), ${resume}`
+      return {fix: 'enable the APIs (`gcloud services enable compute.googleapis.com file.googleapis.com --project <project>`)', retry}
     case 'state-locked': {
       const id = /ID:\s+([0-9a-fA-F-]{8,})/.exec(output)?.[1]
-      return `wait for the other run to finish; if none is running, unlock it in the cluster's terraform directory with \`terraform force-unlock ${id ?? '<lock id>'}\``
+      return {fix: `wait for the other run to finish; if none is running, unlock it in the cluster's terraform directory with \`terraform force-unlock ${id ?? '<lock id>'}\``}
     }
     case 'not-initialized':
-      return step === 'destroy' ? 'run `citc destroy` again (it runs terraform init first)' : 'run `citc create --resume` (it runs terraform init first)'
+      return {retry: step === 'destroy' ? 'run `citc destroy` again (it runs terraform init first)' : 'run `citc create --resume` (it runs terraform init first)'}
     case 'network':
       return step === 'init'
-        ? 'check the internet connection (and HTTPS_PROXY if a proxy is needed): `terraform init` downloads the cloud providers'
-        : `check the internet connection, ${resume}`
+        ? {fix: 'check the internet connection (and HTTPS_PROXY if a proxy is needed): `terraform init` downloads the cloud providers'}
+        : {fix: 'check the internet connection', retry}
     case 'invalid-input':
-      return 'correct the value named above (a flag or the cluster config) and run the command again'
+      return {fix: 'correct the value named above (a flag or the cluster config) and run the command again'}
     case 'unknown':
-      return `read Terraform's error above and the log; fix the cause, ${resume}`
+      return {fix: "read Terraform's error above and the log; fix the cause", retry}
   }
 }
 
@@ -663,7 +663,7 @@ export class Terraform {
     if (result.exitCode !== 0) {
       const failure = explainTerraformError(`${result.stderr}\n${result.stdout}`.trim(), step, this.opts.cloud)
       throw remoteError(failure.message, {
-        hint: execOpts.logFile ? `${failure.hint} (full output: ${execOpts.logFile})` : failure.hint,
+        hint: execOpts.logFile ? {...failure.hint, log: execOpts.logFile} : failure.hint,
         details: {
           step,
           reason: failure.reason,

@@ -12,7 +12,7 @@ import {CitcError} from '../errors.js'
 import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
 import {elevated} from './elevate.js'
 import {localTransport} from './local.js'
-import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh.js'
+import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh/index.js'
 import type {Transport} from './types.js'
 
 /** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */

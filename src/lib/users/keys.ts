@@ -1,7 +1,7 @@
 // A user's SSH public keys from what `--key` says: a key itself, a path to a .pub file, or a URL
 // (https://, file://; plain http:// only on loopback) such as a GitHub `https://github.com/NAME.keys`.
 //
-// Every key is read by a real parser (ssh2's, through transport/ssh.ts) and checked: DSA and RSA keys
+// Every key is read by a real parser (ssh2's, through transport/ssh/) and checked: DSA and RSA keys
 // under 2048 bits are refused, and so are lines that are not keys. A URL that fails, answers an HTTP
 // error, times out, returns an HTML page or no keys at all is refused — CitC's `curl --silent` let an
 // error page land in authorized_keys. Problems name the --key value and the line.
@@ -12,7 +12,7 @@ import {isAbsolute, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import type {InputProblem} from '../errors.js'
-import {parseSshPublicKey, sshFingerprint} from '../transport/ssh.js'
+import {parseSshPublicKey, sshFingerprint} from '../transport/ssh/index.js'
 
 export const MIN_RSA_BITS = 2048
 /** Default time for a URL to answer completely. */
@@ -232,41 +232,38 @@ async function fetchText(url: URL, timeoutMs: number, maxBytes: number): Promise
   }
   const chunks: Uint8Array[] = []
   let size = 0
-  try {
-    const reader = res.body?.getReader()
-    if (reader) {
-      for (;;) {
-        const {done, value} = await reader.read()
-        if (done) break
-        size += value.byteLength
-        if (size > maxBytes) {
-          await reader.cancel().catch(() => {})
-          throw Object.assign(new Error(`the answer is larger than ${maxBytes} bytes: not a keys file`), {tooBig: true})
-        }
-        chunks.push(value)
+  const reader = res.body?.getReader()
+  if (reader) {
+    // Only the network read is a fetch failure; an answer too large is said as such.
+    const read = () => reader.read().catch((error: unknown) => Promise.reject(new Error(fetchFailure(error, timeoutMs))))
+    for (;;) {
+      const {done, value} = await read()
+      if (done) break
+      size += value.byteLength
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => {})
+        throw new Error(`the answer is larger than ${maxBytes} bytes: not a keys file`)
       }
+      chunks.push(value)
     }
-  } catch (error) {
-    if ((error as {tooBig?: boolean}).tooBig) throw error
-    throw new Error(fetchFailure(error, timeoutMs))
   }
   return Buffer.concat(chunks).toString('utf8')
 }
 
 async function readKeyFile(path: string, maxBytes: number): Promise<string> {
-  try {
-    const st = await stat(path)
-    if (st.isDirectory()) throw Object.assign(new Error(`${path} is a directory, not a public key file`), {mine: true})
-    if (st.size > maxBytes) throw Object.assign(new Error(`${path} is ${st.size} bytes: too large for a public key file`), {mine: true})
-    return await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as {mine?: boolean}).mine) throw error
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') {
-      throw new Error(`no such file: ${path} (--key takes a public key "ssh-ed25519 AAAA…", a path to a .pub file, or a URL such as https://github.com/NAME.keys)`)
-    }
-    throw new Error(`cannot read ${path} (${code ?? (error as Error).message})`)
+  const st = await stat(path).catch((error: unknown) => Promise.reject(readFailure(path, error)))
+  if (st.isDirectory()) throw new Error(`${path} is a directory, not a public key file`)
+  if (st.size > maxBytes) throw new Error(`${path} is ${st.size} bytes: too large for a public key file`)
+  return readFile(path, 'utf8').catch((error: unknown) => Promise.reject(readFailure(path, error)))
+}
+
+/** Why a key file could not be read, for people. */
+function readFailure(path: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT') {
+    return new Error(`no such file: ${path} (--key takes a public key "ssh-ed25519 AAAA…", a path to a .pub file, or a URL such as https://github.com/NAME.keys)`)
   }
+  return new Error(`cannot read ${path} (${code ?? (error as Error).message})`)
 }
 
 /**

@@ -257,7 +257,7 @@ describe('explaining failures', () => {
     expect(f.reason).toBe('quota')
     expect(f.resource).toBe('aws_instance.mgmt')
     expect(f.message).toBe('terraform apply failed (aws_instance.mgmt): a quota or service limit of the account is exhausted (VcpuLimitExceeded)')
-    expect(f.hint).toContain('Service Quotas')
+    expect(f.hint.fix).toContain('Service Quotas')
   })
 
   it('keeps the error and the last lines when it does not recognise the failure', () => {
@@ -265,12 +265,12 @@ describe('explaining failures', () => {
     expect(f.reason).toBe('unknown')
     expect(f.message).toBe('terraform plan failed: Unsupported block type: Blocks of type "foo" are not expected here.')
     expect(f.lastLines.at(-1)).toBe('Blocks of type "foo" are not expected here.')
-    expect(f.hint).toContain('citc create --resume')
+    expect(f.hint.retry).toBe('then run `citc create --resume`')
   })
 
   it('says "destroy" in the hints of a failed destroy', () => {
-    expect(explainTerraformError('Error: 429-TooManyRequests, slow down', 'destroy', 'oracle').hint).toContain('run the same command again')
-    expect(explainTerraformError('Error: 401-NotAuthenticated, nope', 'destroy', 'oracle').hint).toContain('run `citc destroy` again')
+    expect(explainTerraformError('Error: 429-TooManyRequests, slow down', 'destroy', 'oracle').hint.fix).toContain('run the same command again')
+    expect(explainTerraformError('Error: 401-NotAuthenticated, nope', 'destroy', 'oracle').hint.retry).toBe('then run `citc destroy` again')
   })
 
   it('names a resource, but not the provider block a credentials error points at', () => {

@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {elevated, elevatedArgv, SUDO_PREFIX} from '../../../src/lib/transport/elevate.js'
-import {connectSsh, generateEd25519KeyPair, publicKeyFingerprint, type SshTransport} from '../../../src/lib/transport/ssh.js'
+import {connectSsh, generateEd25519KeyPair, publicKeyFingerprint, type SshTransport} from '../../../src/lib/transport/ssh/index.js'
 import type {Transport} from '../../../src/lib/transport/types.js'
 import {keygenFingerprint, startSshd, type SshdSandbox} from '../../helpers/sshd.js'
 

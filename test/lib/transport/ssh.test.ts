@@ -11,8 +11,9 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {pidAlive, sleep} from '../../../src/lib/proc.js'
 import {waitFor} from '../../helpers/wait.js'
 
-import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
-import {connectSsh, fetchHostKeyFingerprint, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, takePidLine, type SshTransport} from '../../../src/lib/transport/ssh.js'
+import {CitcError, HostKeyMismatchError, InvalidInputError} from '../../../src/lib/errors.js'
+import {takePidLine} from '../../../src/lib/transport/ssh/exec.js'
+import {connectSsh, fetchHostKeyFingerprint, fetchPinnedHostKey, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, type SshTransport} from '../../../src/lib/transport/ssh/index.js'
 import {NASTY} from '../../helpers/nasty.js'
 import {freePort} from '../../helpers/slurm.js'
 import {keygenFingerprint, startSshd, type SshdSandbox} from '../../helpers/sshd.js'
@@ -97,12 +98,23 @@ describe('fetchHostKeyFingerprint', () => {
   })
 })
 
+describe('fetchPinnedHostKey', () => {
+  it('returns the host key as a known_hosts line wants it when it is the pinned one, and refuses any other', async () => {
+    const line = await fetchPinnedHostKey({host: sshd.host, port: sshd.port, hostKeyFingerprint: sshd.hostKeyFingerprint, timeoutMs: 10_000})
+    expect(line).toBe(readFileSync(`${sshd.hostKeyPath}.pub`, 'utf8').split(' ').slice(0, 2).join(' '))
+    const wrong = sshFingerprint(Buffer.from('not the host key'))
+    const error = await caught(fetchPinnedHostKey({host: sshd.host, port: sshd.port, hostKeyFingerprint: wrong, timeoutMs: 10_000}))
+    expect(error).toBeInstanceOf(HostKeyMismatchError)
+    expect(error.details).toEqual({expectedFingerprint: wrong, receivedFingerprint: sshd.hostKeyFingerprint, algorithm: 'ssh-ed25519'})
+  })
+})
+
 describe('connectSsh refuses', () => {
   it('a host key that does not match the pinned one, before logging in', async () => {
     const wrong = sshFingerprint(Buffer.from('not the host key'))
     const logBefore = sshd.log().length
     const error = await caught(connectSsh({...connectOpts(), hostKeyFingerprint: wrong}))
-    expect(error).toBeInstanceOf(CitcError)
+    expect(error).toBeInstanceOf(HostKeyMismatchError)
     expect(error.kind).toBe('remote')
     expect(error.message).toContain(`the host key of 127.0.0.1:${sshd.port} does not match the pinned key (it changed)`)
     expect(error.message).toContain(`expected ${wrong}`)
