@@ -44,7 +44,7 @@ export function localTransport(): Transport {
   }
 }
 
-/** A hidden name next to the target (same filesystem, so the rename is atomic). Used by ssh.ts too. */
+/** A hidden name next to the target (same filesystem, so the rename is atomic). Used by ssh/sftp.ts too. */
 export function tempPathFor(path: string): string {
   return posix.join(posix.dirname(path), `.${posix.basename(path)}.citc-tmp-${randomBytes(6).toString('hex')}`)
 }
