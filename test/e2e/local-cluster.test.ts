@@ -42,6 +42,16 @@ function queuedSeconds(jobId: string): number {
   return (Date.parse(start) - Date.parse(submit)) / 1000
 }
 
+async function untilAsync<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
+    await sleep(250)
+  }
+}
+
 const nodeState = (name: string) => /State=(\S+)/.exec(sh('scontrol', ['show', 'node', name]).stdout)?.[1] ?? ''
 const citcProcesses = () =>
   readdirSync('/proc')
@@ -188,15 +198,23 @@ describe('a local cluster, end to end', () => {
   it('keeps running a site’s own PrologSlurmctld (limits.yaml slurm:) beside citc’s', async () => {
     const site = join(work, 'site-prolog.sh')
     const marker = join(work, 'site-prolog.out')
-    writeFileSync(site, `#!/bin/sh\necho "$SLURM_JOB_ID" >> ${marker}\n`, {mode: 0o755})
+    // It takes 4 s: the job stays CONFIGURING that long, for citc status to explain.
+    writeFileSync(site, `#!/bin/sh\necho "$SLURM_JOB_ID" >> ${marker}\nsleep 4\n`, {mode: 0o755})
     const withSite = join(work, 'limits-site-prolog.yaml')
     writeFileSync(withSite, `shapes:\n  local.small: 4\nslurm:\n  PrologSlurmctld: ${site}\n`)
     const f = await citc(['finish', '-c', NAME, '--limits', withSite, '--yes', '--json'], {env, timeoutMs: 120_000})
     if (f.code !== 0) throw new Error(`finish failed (${f.code}):\n${f.stdout}\n${f.stderr}`)
     expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).toContain(`#citc-chained-PrologSlurmctld=${site}\n`)
-    const r = sh('sbatch', ['--wait', '-N1', '-o', '/dev/null', '--wrap', 'true'], {user: USER, timeoutMs: 120_000})
-    expect(r.status).toBe(0)
-    const jobId = /Submitted batch job (\d+)/.exec(r.stdout)![1]
+    const jobId = sh('sbatch', ['--parsable', '-N1', '-o', '/dev/null', '--wrap', 'true'], {user: USER}).stdout.trim()
+    expect(jobId).toMatch(/^\d+$/)
+    // citc status says why the job waits and since when.
+    const line = await untilAsync('citc status to show the waiting job', 20_000, async () => {
+      const st = await citc(['status', '-c', NAME], {env})
+      return st.stdout.split('\n').find((l) => l.startsWith(`job ${jobId} (${USER}) waits for its nodes: `))
+    })
+    expect(line).toMatch(/: (1 of 1 node\(s\) powering up|all 1 node\(s\) up, the job starts in a moment), since \d\d:\d\d:\d\d \(\d+ s\)$/)
+    await until('the job to finish', 120_000, () => sh('squeue', ['-h', '-j', jobId]).stdout.trim() === '')
+    expect(sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'State']).stdout.trim()).toBe('COMPLETED')
     expect(readFileSync(marker, 'utf8').split('\n')).toContain(jobId)
     // Back to the limits the cluster was made with (the re-run below keeps those).
     const back = await citc(['finish', '-c', NAME, '--limits', LIMITS, '--yes'], {env, timeoutMs: 120_000})
