@@ -213,8 +213,8 @@ describe('a local cluster, end to end', () => {
       return st.stdout.split('\n').find((l) => l.startsWith(`job ${jobId} (${USER}) waits for its nodes: `))
     })
     expect(line).toMatch(/: (1 of 1 node\(s\) powering up|all 1 node\(s\) up, the job starts in a moment), since \d\d:\d\d:\d\d \(\d+ s\)$/)
-    await until('the job to finish', 120_000, () => sh('squeue', ['-h', '-j', jobId]).stdout.trim() === '')
-    expect(sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'State']).stdout.trim()).toBe('COMPLETED')
+    const state = await until('the job to end', 120_000, () => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)/.exec(sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'State']).stdout.trim())?.[0])
+    expect(state).toBe('COMPLETED')
     expect(readFileSync(marker, 'utf8').split('\n')).toContain(jobId)
     // Back to the limits the cluster was made with (the re-run below keeps those).
     const back = await citc(['finish', '-c', NAME, '--limits', LIMITS, '--yes'], {env, timeoutMs: 120_000})
