@@ -223,19 +223,20 @@ export function mergeSlurmConf(existing: string, block: string): string {
 }
 
 /**
- * The site's own PrologSlurmctld in a slurm.conf: a PrologSlurmctld line outside the managed block
- * (live, or commented out by an earlier finish), or the one the block already chains. citc's own
- * prolog (under programsDir) is never the site's.
+ * The site's own PrologSlurmctld in a slurm.conf: a PrologSlurmctld line outside the managed block,
+ * live or commented out by an earlier finish (which keeps it there, so it stays chained). One that
+ * came from limits.yaml lives only in the block, and goes when limits.yaml no longer names it.
+ * citc's own prolog (under programsDir) is never the site's.
  */
 export function sitePrologSlurmctld(conf: string | undefined, programsDir: string): string | undefined {
   if (!conf) return undefined
+  const block = extractManagedBlock(conf)
+  const outside = block ? conf.replace(block, '') : conf
   const ours = `${programsDir}/prolog-slurmctld`
   const found: string[] = []
-  for (const raw of conf.split('\n')) {
+  for (const raw of outside.split('\n')) {
     const line = raw.startsWith(DISPLACED_PREFIX) ? raw.slice(DISPLACED_PREFIX.length) : raw
-    const chained = line.startsWith(CHAINED_PROLOG_PREFIX) ? line.slice(CHAINED_PROLOG_PREFIX.length).trim() : undefined
-    const live = /^\s*PrologSlurmctld\s*=\s*(\S+)/i.exec(line)?.[1]
-    const path = chained ?? live
+    const path = /^\s*PrologSlurmctld\s*=\s*(\S+)/i.exec(line)?.[1]
     if (path && path !== ours) found.push(path)
   }
   return found.at(-1)

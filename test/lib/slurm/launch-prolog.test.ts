@@ -69,7 +69,9 @@ describe('PrologSlurmctld in the managed block', () => {
     expect(sitePrologSlurmctld(undefined, '/usr/local/libexec/citc')).toBeUndefined()
     expect(sitePrologSlurmctld(`PrologSlurmctld=${OURS}\n`, '/usr/local/libexec/citc')).toBeUndefined()
     expect(sitePrologSlurmctld('prologslurmctld = /a/b\n', '/usr/local/libexec/citc')).toBe('/a/b')
-    expect(sitePrologSlurmctld(`${CHAINED_PROLOG_PREFIX}/c\n`, '/usr/local/libexec/citc')).toBe('/c')
+    expect(sitePrologSlurmctld(`${DISPLACED_PREFIX}PrologSlurmctld=/c\n`, '/usr/local/libexec/citc')).toBe('/c')
+    // One chained from limits.yaml lives only in the block: not the cluster's own.
+    expect(sitePrologSlurmctld(`# STARTNODES\n${CHAINED_PROLOG_PREFIX}/d\n# ENDNODES\n`, '/usr/local/libexec/citc')).toBeUndefined()
   })
 
   it('refuses a PrologSlurmctld that is not one absolute path, at its place in limits.yaml', () => {
@@ -96,6 +98,13 @@ describe('planning a PrologSlurmctld change', () => {
     const p = plan(before.slurmConf, after.slurmConf)
     expect(p.settings).toEqual([{key: 'PrologSlurmctld', before: undefined, after: OURS}])
     expect(p.needsRestart).toBe(true)
+  })
+
+  it('drops a site program that limits.yaml no longer names', () => {
+    const before = gen('shapes:\n  c5.xlarge: 1\nslurm:\n  PrologSlurmctld: /a\n')
+    const after = gen('shapes:\n  c5.xlarge: 1\n', {current: before.slurmConf})
+    expect(after.block).not.toContain(CHAINED_PROLOG_PREFIX)
+    expect(plan(before.slurmConf, after.slurmConf).settings).toEqual([{key: 'PrologSlurmctld (site program citc runs)', before: '/a', after: undefined}])
   })
 
   it('shows a changed site program, which needs no restart (citc’s prolog reads it at every job)', () => {
