@@ -7,6 +7,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
 
   async run() {
     const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
+    const {describeWaitingJob} = await import('../lib/slurm/waiting-jobs.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     // No list without the controller: an empty table would read as "no nodes".
     if (!doc.controller.up) {
@@ -15,6 +16,8 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
       })
     }
     this.log(nodeTable(doc.nodes))
-    return {cluster: doc.cluster, nodes: doc.nodes}
+    const now = new Date()
+    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j, now)).join('\n')}`)
+    return {cluster: doc.cluster, nodes: doc.nodes, waitingJobs: doc.waitingJobs}
   }
 }

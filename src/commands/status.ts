@@ -7,6 +7,7 @@ export default class Status extends BaseCommand<typeof Status> {
 
   async run() {
     const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
+    const {describeWaitingJob} = await import('../lib/slurm/waiting-jobs.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     this.log(`Cluster ${doc.cluster} (${doc.provider}, ${doc.origin}) — management node: ${doc.managementNode}`)
     if (doc.cloud) this.log(`Cloud: ${doc.cloud.region}${doc.cloud.zone ? ` / ${doc.cloud.zone}` : ''}${doc.cloud.project ? ` (project ${doc.cloud.project})` : ''}, management shape ${doc.cloud.mgmtShape}${doc.phase === 'creating' ? ' — create has not finished (citc create --resume)' : ''}`)
@@ -14,6 +15,8 @@ export default class Status extends BaseCommand<typeof Status> {
     const s = doc.summary
     this.log(`Nodes: ${doc.nodes.length} (${s.up} up, ${s['powering-up']} starting, ${s['powering-down']} stopping, ${s.down} powered down)\n`)
     this.log(nodeTable(doc.nodes))
+    const now = new Date()
+    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j, now)).join('\n')}`)
     return doc
   }
 }

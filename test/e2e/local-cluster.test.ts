@@ -36,6 +36,22 @@ async function until<T>(what: string, timeoutMs: number, probe: () => T | undefi
   }
 }
 
+/** Seconds from a job's submission to its start, from Slurm's accounting (whole seconds). */
+function queuedSeconds(jobId: string): number {
+  const [submit, start] = sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'Submit,Start']).stdout.trim().split('|')
+  return (Date.parse(start) - Date.parse(submit)) / 1000
+}
+
+async function untilAsync<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
+    await sleep(250)
+  }
+}
+
 const nodeState = (name: string) => /State=(\S+)/.exec(sh('scontrol', ['show', 'node', name]).stdout)?.[1] ?? ''
 const citcProcesses = () =>
   readdirSync('/proc')
@@ -133,9 +149,8 @@ describe('a local cluster, end to end', () => {
     expect(existsSync('/tmp/citc-e2e-pwned')).toBe(false)
   }, 120_000)
 
-  it('runs a 2-node job as that user on two elastically started nodes', () => {
-    // Slurm 22.05 starts a batch job on powered-up nodes only at its next 30-second pass, and CI runs
-    // other test files alongside: allow a few passes (the wait stays bounded).
+  it('runs a 2-node job as that user on two elastically started nodes, starting it as soon as they are up', () => {
+    // Without citc's PrologSlurmctld, Slurm 22.05 would start it only at its next 30-second pass.
     const r = sh('sbatch', ['--wait', '-N2', '-o', '/tmp/citc-e2e-job-%j.out', '--wrap', 'srun hostname'], {user: USER, timeoutMs: 270_000})
     if (r.status !== 0) console.error(sh('scontrol', ['show', 'node', '--oneliner', '--all']).stdout, readFileSync('/var/log/citc/elastic.log', 'utf8').slice(-3000))
     expect(r.stderr).toBe('')
@@ -147,7 +162,16 @@ describe('a local cluster, end to end', () => {
     expect(new Set(out).size).toBe(2)
     for (const h of out) expect(h).toMatch(/^e2e-local-small-000\d$/)
     expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(/resume e2e-local-small-/)
+    // Cold nodes start in ~3 s; the bound is generous for CI, and far below the 30-s pass it replaces.
+    expect(queuedSeconds(jobId)).toBeLessThanOrEqual(10)
   }, 300_000)
+
+  it('starts a job on nodes that are already up at once', () => {
+    expect(nodeState('e2e-local-small-0001')).not.toMatch(/POWER/)
+    const r = sh('sbatch', ['--wait', '-N2', '-o', '/dev/null', '--wrap', 'srun true'], {user: USER, timeoutMs: 60_000})
+    expect(r.status).toBe(0)
+    expect(queuedSeconds(/Submitted batch job (\d+)/.exec(r.stdout)![1])).toBeLessThanOrEqual(1)
+  }, 90_000)
 
   it('powers the nodes down after the idle time', async () => {
     await until('every node powered down', 150_000, () => ['0001', '0002', '0003', '0004'].every((n) => nodeState(`e2e-local-small-${n}`).includes('POWERED_DOWN')))
@@ -170,6 +194,33 @@ describe('a local cluster, end to end', () => {
     blocker.close()
     blocker = undefined
   }, 90_000)
+
+  it('keeps running a site’s own PrologSlurmctld (limits.yaml slurm:) beside citc’s', async () => {
+    const site = join(work, 'site-prolog.sh')
+    const marker = join(work, 'site-prolog.out')
+    // It takes 4 s: the job stays CONFIGURING that long, for citc status to explain.
+    writeFileSync(site, `#!/bin/sh\necho "$SLURM_JOB_ID" >> ${marker}\nsleep 4\n`, {mode: 0o755})
+    const withSite = join(work, 'limits-site-prolog.yaml')
+    writeFileSync(withSite, `shapes:\n  local.small: 4\nslurm:\n  PrologSlurmctld: ${site}\n`)
+    const f = await citc(['finish', '-c', NAME, '--limits', withSite, '--yes', '--json'], {env, timeoutMs: 120_000})
+    if (f.code !== 0) throw new Error(`finish failed (${f.code}):\n${f.stdout}\n${f.stderr}`)
+    expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).toContain(`#citc-chained-PrologSlurmctld=${site}\n`)
+    const jobId = sh('sbatch', ['--parsable', '-N1', '-o', '/dev/null', '--wrap', 'true'], {user: USER}).stdout.trim()
+    expect(jobId).toMatch(/^\d+$/)
+    // citc status says why the job waits and since when.
+    const line = await untilAsync('citc status to show the waiting job', 20_000, async () => {
+      const st = await citc(['status', '-c', NAME], {env})
+      return st.stdout.split('\n').find((l) => l.startsWith(`job ${jobId} (${USER}) waits for its nodes: `))
+    })
+    expect(line).toMatch(/: (1 of 1 node\(s\) powering up|all 1 node\(s\) up, the job starts in a moment), since \d\d:\d\d:\d\d \(\d+ s\)$/)
+    const state = await until('the job to end', 120_000, () => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)/.exec(sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'State']).stdout.trim())?.[0])
+    expect(state).toBe('COMPLETED')
+    expect(readFileSync(marker, 'utf8').split('\n')).toContain(jobId)
+    // Back to the limits the cluster was made with (the re-run below keeps those).
+    const back = await citc(['finish', '-c', NAME, '--limits', LIMITS, '--yes'], {env, timeoutMs: 120_000})
+    expect(back.code).toBe(0)
+    expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).not.toContain('#citc-chained-PrologSlurmctld=')
+  }, 240_000)
 
   it('re-running create converges and changes nothing', async () => {
     const before = readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')

@@ -35,4 +35,6 @@ export interface Limits {
   partitions: PartitionSpec[]
   /** User-seeded slurm.conf settings (never a key citc manages). Key as Slurm spells it. */
   settings: Record<string, string>
+  /** limits.yaml's slurm: PrologSlurmctld: the site's own program, chained by citc's (which owns the key). */
+  prologSlurmctld?: string
 }

@@ -195,7 +195,11 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
   }
 
   const slurm = yaml.node(['slurm'])
-  if (slurm !== undefined && !isNull(slurm)) limits.settings = readSettings(yaml, slurm, problems)
+  if (slurm !== undefined && !isNull(slurm)) {
+    const prolog: {value?: string} = {}
+    limits.settings = readSettings(yaml, slurm, problems, prolog)
+    if (prolog.value) limits.prologSlurmctld = prolog.value
+  }
   return limits
 }
 
@@ -512,7 +516,7 @@ function managedKeyAdvice(key: string): string {
   return `citc sets ${key} itself when it sets up the cluster; remove it`
 }
 
-function readSettings(yaml: YamlFile, node: YamlNode, problems: InputProblem[]): Record<string, string> {
+function readSettings(yaml: YamlFile, node: YamlNode, problems: InputProblem[], prolog: {value?: string}): Record<string, string> {
   const out: Record<string, string> = {}
   if (!isMap(node)) {
     problems.push(yaml.problem(['slurm'], `slurm must be a map of slurm.conf settings, e.g. "MaxJobCount: 20000"`))
@@ -524,6 +528,17 @@ function readSettings(yaml: YamlFile, node: YamlNode, problems: InputProblem[]):
     const path: YamlPath = ['slurm', key]
     if (!SLURM_KEY.test(key)) {
       problems.push(yaml.problem(path, `${JSON.stringify(key)} is not a slurm.conf key; write it as Slurm spells it (letters and digits, e.g. MaxJobCount)`))
+      continue
+    }
+    if (key.toLowerCase() === 'prologslurmctld') {
+      // citc owns the key (its prolog starts batch jobs as soon as their nodes are up) and runs the
+      // site's own program from there: kept, not refused.
+      const v = toPlain(yaml, path)
+      if (typeof v !== 'string' || !/^\/[^\s,"#]+$/.test(v)) {
+        problems.push(yaml.problem(path, `PrologSlurmctld must be the absolute path of one program (no spaces, commas or quotes), e.g. /etc/slurm/prolog-ctld.sh; citc runs it from its own PrologSlurmctld`))
+      } else {
+        prolog.value = v
+      }
       continue
     }
     if (isManagedKey(key)) {

@@ -3,6 +3,7 @@
 import {remoteError} from '../errors.js'
 import type {Transport} from '../transport/types.js'
 import {sleep} from '../proc.js'
+import {CONFIGURING_JOBS_FORMAT} from './waiting-jobs.js'
 
 export interface NodeState {
   name: string
@@ -80,6 +81,13 @@ export class Controller {
       throw remoteError(`scontrol show node failed: ${(r.stderr || r.stdout).trim()}`)
     }
     return parseNodeStates(r.stdout)
+  }
+
+  /** squeue's lines for jobs that hold nodes still coming up (CONFIGURING), in CONFIGURING_JOBS_FORMAT. */
+  async configuringJobs(): Promise<string> {
+    const r = await this.transport.run(this.slurmArgv('squeue', ['-h', '-t', 'CONFIGURING', '-o', CONFIGURING_JOBS_FORMAT]), {timeoutMs: 30_000})
+    if (r.exitCode !== 0) throw remoteError(`squeue failed: ${(r.stderr || r.stdout).trim()}`)
+    return r.stdout
   }
 
   async update(args: string[]): Promise<void> {

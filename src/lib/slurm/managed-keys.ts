@@ -18,6 +18,8 @@ export const BLOCK_KEYS = [
   'SlurmctldParameters',
   'ReturnToService',
   'TreeWidth',
+  // a batch job starts as soon as its nodes are up (a site's own is chained: see render.ts)
+  'PrologSlurmctld',
   // the node and partition section
   'GresTypes',
   'NodeName',

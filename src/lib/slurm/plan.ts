@@ -5,7 +5,7 @@ import {createTwoFilesPatch} from 'diff'
 import {parseConfLines} from './conf-parse.js'
 import {compressHostlist, expandHostlist} from './hostlist.js'
 import {featureValue} from './nodes.js'
-import {extractManagedBlock} from './render.js'
+import {CHAINED_PROLOG_PREFIX, extractManagedBlock} from './render.js'
 
 export interface ShapeChange {
   shape: string
@@ -33,7 +33,7 @@ export interface FinishPlan {
   partitions: {added: string[]; removed: string[]; changed: string[]}
   gpus: Array<{shape: string; before?: string; after?: string}>
   settings: SettingChange[]
-  /** Slurm 22.05 takes node changes only on a slurmctld restart; settings alone need only reconfigure. */
+  /** Slurm 22.05 takes node changes (and PrologSlurmctld) only on a slurmctld restart; other settings need only reconfigure. */
   needsRestart: boolean
   /** The part of slurm.conf outside the managed block changed too (citc commented out a moved key). */
   outsideBlockChanged: boolean
@@ -140,6 +140,15 @@ export function planFinish(input: {
     if (b?.value !== a?.value) settings.push({key: (a ?? b)!.key, before: b?.value, after: a?.value})
   }
 
+  // The site's PrologSlurmctld that citc's runs: a comment line to Slurm, a setting to the admin.
+  const chained = (block: string | undefined) =>
+    (block ?? '').split('\n').find((l) => l.startsWith(CHAINED_PROLOG_PREFIX))?.slice(CHAINED_PROLOG_PREFIX.length)
+  const chainedBefore = chained(input.currentConf ? extractManagedBlock(input.currentConf) : undefined)
+  const chainedAfter = chained(extractManagedBlock(input.newConf))
+  if (chainedBefore !== chainedAfter) settings.push({key: 'PrologSlurmctld (site program citc runs)', before: chainedBefore, after: chainedAfter})
+  // slurmctld reads PrologSlurmctld only when it starts (prep/script's init), not on reconfigure.
+  const prologChanged = settings.some((c) => c.key.toLowerCase() === 'prologslurmctld')
+
   const outsideBefore = outsideBlock(input.currentConf ?? '')
   const outsideAfter = outsideBlock(input.newConf)
   const outsideBlockChanged = input.currentConf !== undefined && outsideBefore !== outsideAfter
@@ -163,7 +172,13 @@ export function planFinish(input: {
     gpus,
     settings,
     needsRestart:
-      input.currentConf === undefined || added.length > 0 || removed.length > 0 || redefinedNodes.length > 0 || gresChanged || outsideBlockChanged,
+      input.currentConf === undefined ||
+      added.length > 0 ||
+      removed.length > 0 ||
+      redefinedNodes.length > 0 ||
+      gresChanged ||
+      outsideBlockChanged ||
+      prologChanged,
     outsideBlockChanged,
     gresChanged,
     unifiedDiff,
@@ -194,6 +209,6 @@ export function describePlan(plan: FinishPlan): string[] {
   for (const p of plan.partitions.changed) out.push(`~ partition ${p}`)
   for (const s of plan.settings) out.push(`~ ${s.key}: ${s.before ?? '(unset)'} → ${s.after ?? '(unset)'}`)
   if (plan.outsideBlockChanged) out.push('~ settings outside the managed block that citc now manages are commented out')
-  out.push(plan.needsRestart ? 'slurmctld will be restarted (node changes need a restart).' : 'slurmctld will be reconfigured (no restart).')
+  out.push(plan.needsRestart ? 'slurmctld will be restarted (node and PrologSlurmctld changes need a restart).' : 'slurmctld will be reconfigured (no restart).')
   return out
 }

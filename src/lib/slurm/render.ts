@@ -17,6 +17,12 @@ export interface ElasticSettings {
   suspendTimeout: number
   resumeRate: number
   suspendRate: number
+  /**
+   * citc's PrologSlurmctld (<programsDir>/prolog-slurmctld) is installed on the management node: a
+   * batch job then starts as soon as its nodes are up, not on slurmctld's next 30-s pass. False for a
+   * registered cluster without it (a PrologSlurmctld that does not exist would requeue every job).
+   */
+  launchProlog: boolean
 }
 
 export function defaultElasticSettings(provider: Provider, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
@@ -24,8 +30,8 @@ export function defaultElasticSettings(provider: Provider, programsDir = '/usr/l
   // and a short SuspendTime makes idle nodes visibly power down. Cloud VMs need minutes to boot;
   // ResumeRate 20 stays under Oracle's API rate limit, as CitC found.
   return provider === 'local'
-    ? {programsDir, suspendTime: 60, resumeTimeout: 60, suspendTimeout: 30, resumeRate: 0, suspendRate: 0}
-    : {programsDir, suspendTime: 600, resumeTimeout: 600, suspendTimeout: 120, resumeRate: 20, suspendRate: 20}
+    ? {programsDir, suspendTime: 60, resumeTimeout: 60, suspendTimeout: 30, resumeRate: 0, suspendRate: 0, launchProlog: true}
+    : {programsDir, suspendTime: 600, resumeTimeout: 600, suspendTimeout: 120, resumeRate: 20, suspendRate: 20, launchProlog: true}
 }
 
 export interface BlockInput {
@@ -35,7 +41,13 @@ export interface BlockInput {
   elastic: ElasticSettings
   /** User-seeded settings from limits.yaml, already checked against the managed keys. */
   settings: Record<string, string>
+  /** The site's own PrologSlurmctld, run by citc's (which owns the key) with the same environment. */
+  chainedPrologSlurmctld?: string
 }
+
+/** The block's record of a site's own PrologSlurmctld, read by citc's prolog script at every job. */
+export const CHAINED_PROLOG_PREFIX = '#citc-chained-PrologSlurmctld='
+
 
 /** The managed block, between and including the START/END markers, newline-terminated. */
 export function renderManagedBlock(input: BlockInput): string {
@@ -64,6 +76,13 @@ export function renderManagedBlock(input: BlockInput): string {
     // Cloud nodes may not resolve each other by name: no fan-out through other nodes.
     'TreeWidth=65533',
   ]
+  if (e.launchProlog) {
+    // A batch job on nodes that were powered down starts when this ends, not on the next 30-s pass.
+    lines.push(`PrologSlurmctld=${e.programsDir}/prolog-slurmctld`)
+    if (input.chainedPrologSlurmctld) lines.push(`${CHAINED_PROLOG_PREFIX}${input.chainedPrologSlurmctld}`)
+  } else if (input.chainedPrologSlurmctld) {
+    lines.push(`PrologSlurmctld=${input.chainedPrologSlurmctld}`)
+  }
   if (input.groups.some((g) => g.gpu)) lines.push('GresTypes=gpu')
   const userKeys = Object.keys(input.settings)
   if (userKeys.length > 0) {
@@ -201,6 +220,26 @@ export function mergeSlurmConf(existing: string, block: string): string {
   const head = before.map(displace).join('\n')
   const tail = after.map(displace).join('\n')
   return (head ? head + '\n' : '') + block + (tail ? tail + '\n' : '')
+}
+
+/**
+ * The site's own PrologSlurmctld in a slurm.conf: a PrologSlurmctld line outside the managed block,
+ * live or commented out by an earlier finish (which keeps it there, so it stays chained). One that
+ * came from limits.yaml lives only in the block, and goes when limits.yaml no longer names it.
+ * citc's own prolog (under programsDir) is never the site's.
+ */
+export function sitePrologSlurmctld(conf: string | undefined, programsDir: string): string | undefined {
+  if (!conf) return undefined
+  const block = extractManagedBlock(conf)
+  const outside = block ? conf.replace(block, '') : conf
+  const ours = `${programsDir}/prolog-slurmctld`
+  const found: string[] = []
+  for (const raw of outside.split('\n')) {
+    const line = raw.startsWith(DISPLACED_PREFIX) ? raw.slice(DISPLACED_PREFIX.length) : raw
+    const path = /^\s*PrologSlurmctld\s*=\s*(\S+)/i.exec(line)?.[1]
+    if (path && path !== ours) found.push(path)
+  }
+  return found.at(-1)
 }
 
 /** The managed block of a slurm.conf, or undefined if it has none. */

@@ -148,7 +148,7 @@ async function onCluster(io: Io, flags: FinishFlags, record: ClusterRecord, logs
         {
           title: `Read what ${record.name} runs now (${transport.description})`,
           task: async (c) => {
-            c.state = await readClusterState(transport, controller)
+            c.state = await readClusterState(transport, controller, record.slurm.programsDir)
           },
         },
         {

@@ -13,6 +13,7 @@ import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
 import type {Transport} from '../transport/types.js'
 import {sleep} from '../proc.js'
+import {DEFAULT_PROGRAMS_DIR} from '../cluster/schema.js'
 
 export interface GenerateRequest {
   provider: Provider
@@ -60,14 +61,20 @@ export interface ClusterState {
   currentConf?: string
   currentGres?: string
   controllerUp: boolean
+  /** citc's PrologSlurmctld is installed on the management node (a registered cluster may lack it). */
+  launchPrologInstalled: boolean
 }
 
 /** What the cluster runs now. */
-export async function readClusterState(transport: Transport, controller: Controller): Promise<ClusterState> {
-  const [conf, gres] = await Promise.all([transport.readFile(controller.confPath), transport.readFile(gresPath(controller.confPath))])
+export async function readClusterState(transport: Transport, controller: Controller, programsDir: string): Promise<ClusterState> {
+  const [conf, gres, prolog] = await Promise.all([
+    transport.readFile(controller.confPath),
+    transport.readFile(gresPath(controller.confPath)),
+    transport.run(['test', '-x', `${programsDir}/prolog-slurmctld`], {timeoutMs: 20_000}),
+  ])
   const controllerUp = conf ? await controller.ping() : false
   // Node states are read later, and only for the nodes a plan touches (a cluster may have 100k).
-  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), controllerUp}
+  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), controllerUp, launchPrologInstalled: prolog.exitCode === 0}
 }
 
 export interface ApplyOptions {
@@ -267,7 +274,9 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
 
 /** The configuration for these limits, merged into what the cluster runs now, and what would change. */
 export function generateAndPlan(state: ClusterState, request: Omit<GenerateRequest, 'current'>, confPath: string): {generated: Generated; plan: FinishPlan} {
-  const {generated} = generateFromLimits({...request, current: state.currentConf})
+  // A PrologSlurmctld that does not exist would requeue every job: name citc's only where it is.
+  const elastic = {...request.elastic, launchProlog: state.launchPrologInstalled}
+  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf})
   const plan = planFinish({currentConf: state.currentConf, newConf: generated.slurmConf, currentGres: state.currentGres, newGres: generated.gresConf, confPath})
   return {generated, plan}
 }
@@ -284,7 +293,7 @@ export async function finishUnattended(o: {
   signal?: AbortSignal
   report?: (m: string) => void
 }): Promise<{plan: FinishPlan; result?: ApplyResult}> {
-  const state = await readClusterState(o.transport, o.controller)
+  const state = await readClusterState(o.transport, o.controller, o.request.elastic?.programsDir ?? DEFAULT_PROGRAMS_DIR)
   const {generated, plan} = generateAndPlan(state, o.request, o.controller.confPath)
   if (!plan.changed) {
     if (!state.controllerUp) {

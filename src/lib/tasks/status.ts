@@ -4,6 +4,7 @@ import {clusterRegistry} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
 import {featureValue} from '../slurm/nodes.js'
+import {parseWaitingJobs, type WaitingJob} from '../slurm/waiting-jobs.js'
 import {PENDING_HOST} from '../providers/cloud-cluster.js'
 import {connectCluster} from '../transport/connect.js'
 import {connectManagement} from '../transport/management.js'
@@ -29,6 +30,8 @@ export interface StatusDocument {
   controller: {up: boolean; confPath: string; /** Why it could not be asked (cloud clusters: unreachable, not made yet). */ error?: string}
   nodes: NodeRow[]
   summary: Record<NodeRow['power'], number>
+  /** Jobs that hold nodes still coming up (CONFIGURING): why and since when. Empty when the controller cannot be asked. */
+  waitingJobs: WaitingJob[]
   /** Cloud clusters made by citc create: "creating" until create finished. */
   phase?: 'creating' | 'ready'
   /** Cloud clusters: region, zone and the Terraform outputs kept in cluster.yaml. */
@@ -83,6 +86,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       controller: {up: false, confPath: record.slurm.confPath, error},
       nodes: [],
       summary,
+      waitingJobs: [],
     })
     if (record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
     try {
@@ -97,14 +101,17 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
     const controller = new Controller(transport, {confPath: record.slurm.confPath})
     let up: boolean
     let nodes: NodeRow[]
+    let waitingJobs: WaitingJob[]
     try {
       up = await controller.ping()
-      nodes = up ? (await controller.nodes()).map(toRow) : []
+      const states = up ? await controller.nodes() : []
+      nodes = states.map(toRow)
+      waitingJobs = up ? parseWaitingJobs(await controller.configuringJobs(), states) : []
     } catch (error) {
       if (!record.cloud) throw error
       // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
       const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]
-      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary}
+      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary, waitingJobs: []}
     }
     for (const n of nodes) summary[n.power]++
     return {
@@ -113,6 +120,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       controller: {up, confPath: record.slurm.confPath},
       nodes,
       summary,
+      waitingJobs,
     }
   } finally {
     await transport.close()

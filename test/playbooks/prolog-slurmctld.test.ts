@@ -1,0 +1,104 @@
+// citc's PrologSlurmctld script (playbooks/roles/citc_programs/files/prolog-slurmctld) against a real
+// slurmctld: it returns at once when the job's nodes are up, waits while they are powered down (up
+// to ResumeTimeout), always exits 0 itself — also when slurmctld does not answer — and runs a site's
+// own PrologSlurmctld with the job's environment, passing on its exit code.
+import {spawn} from 'node:child_process'
+import {appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {freePort} from '../helpers/net.js'
+import {type SlurmSandbox, slurmSandbox} from '../helpers/slurm.js'
+
+const SCRIPT = join(import.meta.dirname, '../../playbooks/roles/citc_programs/files/prolog-slurmctld')
+
+let sb: SlurmSandbox
+let work: string
+
+/** Run the script as slurmctld does: no environment but SLURM_* variables. Bounded. */
+function runProlog(env: Record<string, string>, timeoutMs = 30_000): Promise<{code: number | null; ms: number}> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const child = spawn(SCRIPT, [], {env, stdio: 'ignore'})
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`prolog still running after ${timeoutMs} ms`))
+    }, timeoutMs)
+    child.on('error', reject)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      resolve({code, ms: Date.now() - started})
+    })
+  })
+}
+
+beforeAll(async () => {
+  sb = await slurmSandbox('plg')
+  work = mkdtempSync(join(tmpdir(), 'citc-prolog-'))
+  writeFileSync(
+    sb.confPath,
+    sb.base +
+      [
+        'ResumeProgram=/bin/true',
+        'SuspendProgram=/bin/true',
+        'SuspendTime=600',
+        'ResumeTimeout=3',
+        'PrivateData=cloud',
+        // Powered-down cloud nodes, and one always-on node with no slurmd (never powering up).
+        'NodeName=plg-cloud-[1-2] State=CLOUD CPUs=1 RealMemory=100',
+        'NodeName=plg-static-1 CPUs=1 RealMemory=100 NodeAddr=127.0.0.1',
+        'PartitionName=all Nodes=ALL Default=YES State=UP',
+        '',
+      ].join('\n'),
+  )
+  await sb.startController()
+})
+
+afterAll(async () => {
+  await sb?.stop()
+  if (work) rmSync(work, {recursive: true, force: true})
+})
+
+describe('prolog-slurmctld', () => {
+  it('returns at once when none of the job’s nodes is powering up or powered down', async () => {
+    const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '7', SLURM_JOB_NODELIST: 'plg-static-1'})
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(2000)
+  })
+
+  it('waits while a node is powered down, then exits 0 at ResumeTimeout (the job is never failed by it)', async () => {
+    const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '8', SLURM_JOB_NODELIST: 'plg-cloud-[1-2],plg-static-1'})
+    expect(r.code).toBe(0)
+    // `date +%s` has whole seconds: a 3-s bound waits 2 to 3 s.
+    expect(r.ms).toBeGreaterThanOrEqual(1900)
+    expect(r.ms).toBeLessThan(10_000)
+  })
+
+  it('exits 0 soon when slurmctld cannot be reached', async () => {
+    const closed = await freePort()
+    const conf = join(work, 'unreachable.conf')
+    writeFileSync(conf, readFileSync(sb.confPath, 'utf8').replace(/^SlurmctldPort=\d+$/m, `SlurmctldPort=${closed}`).replace('ResumeTimeout=3', 'ResumeTimeout=120'))
+    const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '9', SLURM_JOB_NODELIST: 'plg-cloud-1'}, 60_000)
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(15_000)
+  })
+
+  it('runs the site’s own PrologSlurmctld with the job’s environment and passes on its exit code', async () => {
+    const marker = join(work, 'site-ran')
+    const site = join(work, 'site-prolog.sh')
+    writeFileSync(site, `#!/bin/sh\necho "job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST" >> ${marker}\nexit 3\n`, {mode: 0o755})
+    const conf = join(work, 'chained.conf')
+    writeFileSync(conf, readFileSync(sb.confPath, 'utf8'))
+    appendFileSync(conf, `#citc-chained-PrologSlurmctld=${site}\n`)
+    const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '10', SLURM_JOB_NODELIST: 'plg-static-1'})
+    expect(readFileSync(marker, 'utf8')).toBe('job=10 nodes=plg-static-1\n')
+    expect(r.code).toBe(3)
+  })
+
+  it('does nothing without a node list', async () => {
+    const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '11'})
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(1000)
+  })
+})
