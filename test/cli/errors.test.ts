@@ -94,6 +94,16 @@ describe('invalid input: exit 3', () => {
     expect(plain.stderr).toContain(`${file}:2:1`)
     expect(doc.error.problems).toEqual([expect.objectContaining({where: `${file}:2:1`, message: expect.stringContaining('c5.xlarge')})])
   })
+
+  it('a mistyped shape is shown as typed (local.medum, not ["local.medum"]), with the suggestion', async () => {
+    const file = join(sandbox.tmp, 'typo-limits.yaml')
+    writeFileSync(file, 'local.small: 2\nlocal.medum: 1\n')
+    const {plain, doc} = await bothWays(['finish', '--dry-run', '--provider', 'local', '--cluster-id', 'demo', '--limits', file])
+    expect(plain.code).toBe(EXIT_CODES.invalidInput)
+    expect(plain.stderr).toContain(`Error: ${file}:2:1 local.medum: unknown shape "local.medum" for provider local; did you mean local.medium?`)
+    expect(plain.stderr).not.toContain('[')
+    expect(doc.error.problems).toEqual([expect.objectContaining({where: `${file}:2:1`, path: 'local.medum'})])
+  })
 })
 
 describe('no such cluster: exit 5', () => {
