@@ -84,6 +84,34 @@ describe('usage errors: exit 2', () => {
   })
 })
 
+describe('unknown commands: exit 2 with the closest command', () => {
+  it('a word that is no command: Error/Try, or one JSON error document', async () => {
+    const {plain, doc} = await bothWays(['frobnicate'])
+    expect(plain.code).toBe(EXIT_CODES.usage)
+    expect(plain.stderr).toContain('"frobnicate" is not a citc command')
+    expect(doc.error).toEqual({kind: 'usage', message: '"frobnicate" is not a citc command', exitCode: 2, hint: expect.stringMatching(/^did you mean `citc [a-z -]+`\? `citc --help` lists every command$/)})
+  })
+
+  it('a typo is answered with the command meant, a topic’s too; the arguments after it are not part of the name', async () => {
+    const results = await limited(2, [
+      () => bothWays(['stauts']),
+      () => bothWays(['cluster', 'lst']),
+      () => bothWays(['add-usr', 'bob', '--first-name', 'Bob']),
+    ])
+    const [status, cluster, addUser] = results
+    expect(status.doc.error.hint).toMatch(/^did you mean `citc status`\?/)
+    expect(cluster.doc.error).toMatchObject({message: '"cluster lst" is not a citc command', hint: expect.stringMatching(/^did you mean `citc cluster list`\?/)})
+    expect(addUser.doc.error).toMatchObject({message: '"add-usr" is not a citc command', hint: expect.stringMatching(/^did you mean `citc add-user`\?/)})
+    for (const r of results) expect(r.plain.code).toBe(2)
+  })
+
+  it('never suggests a hidden node program', async () => {
+    const r = await run(['node', 'resum', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json().error.hint).not.toMatch(/citc node /)
+  })
+})
+
 describe('invalid input: exit 3', () => {
   it('invalid limits, with the location in file:line:col', async () => {
     const file = join(sandbox.tmp, 'bad-limits.yaml')
