@@ -1,15 +1,27 @@
 import {defineConfig} from 'vitest/config'
 
+import {ALL_TESTS, E2E, INTEGRATION} from './vitest.projects.js'
+
+// Three projects (vitest.projects.ts says which file is where): `vitest run` runs all three, as
+// `npm test` and CI do; `--project unit` (npm run test:unit) runs the quick part alone.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // @oclif/test captures output itself; vitest's interception would leave it empty.
     disableConsoleIntercept: true,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Tests start real daemons (slurmctld, sshd, slapd): two cores, so keep parallelism modest.
+    // Tests start real daemons (slurmctld, sshd, slapd): two cores, so keep parallelism modest. The
+    // projects share one pool of two workers (same groupOrder, same maxWorkers).
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
+    projects: [
+      // Unit files share their worker's module cache (isolate: false): the project takes half the time
+      // (import dominates). Unit tests restore what they change in process.env and start no process
+      // that outlives them, so one file cannot see another's leftovers.
+      {extends: true, test: {name: 'unit', include: [ALL_TESTS], exclude: [...INTEGRATION, ...E2E], isolate: false}},
+      {extends: true, test: {name: 'integration', include: INTEGRATION}},
+      {extends: true, test: {name: 'e2e', include: E2E}},
+    ],
   },
 })

@@ -84,6 +84,34 @@ describe('usage errors: exit 2', () => {
   })
 })
 
+describe('unknown commands: exit 2 with the closest command', () => {
+  it('a word that is no command: Error/Try, or one JSON error document', async () => {
+    const {plain, doc} = await bothWays(['frobnicate'])
+    expect(plain.code).toBe(EXIT_CODES.usage)
+    expect(plain.stderr).toContain('"frobnicate" is not a citc command')
+    expect(doc.error).toEqual({kind: 'usage', message: '"frobnicate" is not a citc command', exitCode: 2, hint: expect.stringMatching(/^did you mean `citc [a-z -]+`\? `citc --help` lists every command$/)})
+  })
+
+  it('a typo is answered with the command meant, a topic’s too; the arguments after it are not part of the name', async () => {
+    const results = await limited(2, [
+      () => bothWays(['stauts']),
+      () => bothWays(['cluster', 'lst']),
+      () => bothWays(['add-usr', 'bob', '--first-name', 'Bob']),
+    ])
+    const [status, cluster, addUser] = results
+    expect(status.doc.error.hint).toMatch(/^did you mean `citc status`\?/)
+    expect(cluster.doc.error).toMatchObject({message: '"cluster lst" is not a citc command', hint: expect.stringMatching(/^did you mean `citc cluster list`\?/)})
+    expect(addUser.doc.error).toMatchObject({message: '"add-usr" is not a citc command', hint: expect.stringMatching(/^did you mean `citc add-user`\?/)})
+    for (const r of results) expect(r.plain.code).toBe(2)
+  })
+
+  it('never suggests a hidden node program', async () => {
+    const r = await run(['node', 'resum', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json().error.hint).not.toMatch(/citc node /)
+  })
+})
+
 describe('invalid input: exit 3', () => {
   it('invalid limits, with the location in file:line:col', async () => {
     const file = join(sandbox.tmp, 'bad-limits.yaml')
@@ -93,6 +121,16 @@ describe('invalid input: exit 3', () => {
     expect(doc.error.kind).toBe('invalidInput')
     expect(plain.stderr).toContain(`${file}:2:1`)
     expect(doc.error.problems).toEqual([expect.objectContaining({where: `${file}:2:1`, message: expect.stringContaining('c5.xlarge')})])
+  })
+
+  it('a mistyped shape is shown as typed (local.medum, not ["local.medum"]), with the suggestion', async () => {
+    const file = join(sandbox.tmp, 'typo-limits.yaml')
+    writeFileSync(file, 'local.small: 2\nlocal.medum: 1\n')
+    const {plain, doc} = await bothWays(['finish', '--dry-run', '--provider', 'local', '--cluster-id', 'demo', '--limits', file])
+    expect(plain.code).toBe(EXIT_CODES.invalidInput)
+    expect(plain.stderr).toContain(`Error: ${file}:2:1 local.medum: unknown shape "local.medum" for provider local; did you mean local.medium?`)
+    expect(plain.stderr).not.toContain('[')
+    expect(doc.error.problems).toEqual([expect.objectContaining({where: `${file}:2:1`, path: 'local.medum'})])
   })
 })
 

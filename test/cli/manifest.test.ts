@@ -127,14 +127,22 @@ describe('package.json', () => {
     expect(pkg.oclif.helpClass).toMatch(/^(\.\/)?dist\//)
     // Plugins are loaded at run time: they must be dependencies, not devDependencies.
     for (const plugin of pkg.oclif.plugins as string[]) expect(Object.keys(pkg.dependencies), plugin).toContain(plugin)
-    expect(pkg.oclif.plugins).toEqual(expect.arrayContaining(['@oclif/plugin-help', '@oclif/plugin-not-found', '@oclif/plugin-autocomplete']))
+    expect(pkg.oclif.plugins).toEqual(expect.arrayContaining(['@oclif/plugin-help', '@oclif/plugin-autocomplete']))
+    // An unknown command is citc's own hook (exit 2, JSON under --json), not @oclif/plugin-not-found's
+    // (exit 127): both would run, so the plugin must not be loaded.
+    expect(pkg.oclif.plugins).not.toContain('@oclif/plugin-not-found')
+    expect(pkg.oclif.hooks.command_not_found).toMatch(/^(\.\/)?dist\/hooks\/command-not-found\.js$/)
+  })
+
+  it('builds without oclif\'s update check (no "oclif update available" in the build output)', () => {
+    expect(pkg.scripts.build).toMatch(/\bOCLIF_SKIP_NEW_VERSION_CHECK=true oclif manifest\b/)
   })
 
   it('packs the entry point, the built commands, the manifest, the playbooks and the templates', () => {
     const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {cwd: ROOT, encoding: 'utf8'})
     expect(r.status, r.stderr).toBe(0)
     const files = new Set<string>((JSON.parse(r.stdout) as Array<{files: Array<{path: string}>}>)[0].files.map((f) => f.path))
-    for (const f of ['bin/run.js', 'dist/index.js', 'dist/help.js', 'oclif.manifest.json', 'playbooks/management.yml', 'package.json']) {
+    for (const f of ['bin/run.js', 'dist/index.js', 'dist/help.js', 'dist/hooks/command-not-found.js', 'oclif.manifest.json', 'playbooks/management.yml', 'package.json']) {
       expect(files.has(f), `${f} is not in the package`).toBe(true)
     }
     expect([...files].some((f) => f.startsWith('templates/')), 'templates/ is not in the package').toBe(true)

@@ -9,7 +9,10 @@
 //   nearest existing parent.
 // - Paths are shown unambiguously: `shapes["c5.xlarge"].count`, `partitions.gpu.options.OverSubscribe`,
 //   `shapes["g4dn.xlarge"].features[1]` — a key made of [A-Za-z0-9_-] is written `.key`, any other key
-//   (dots, spaces, quotes, empty) is written `["key"]` (JSON-quoted), a sequence index `[n]`.
+//   (dots, spaces, quotes, empty) is written `["key"]` (JSON-quoted), a sequence index `[n]`. The
+//   first key is written as the user typed it when it is a dotted name (`local.medum`, a shape at
+//   the top of limits.yaml): nothing comes before it to confuse it with, and the key after it is
+//   bracketed (`VM.Standard2.1["2"]`) so that the boundary stays visible.
 // - Syntax errors, unresolved aliases, keys that are not plain scalars and DUPLICATE keys are all
 //   errors. Two keys are duplicates when they read the same as text (`1` and `"1"` too), because they
 //   would collapse into one entry of a plain object.
@@ -58,14 +61,23 @@ export interface YamlFile {
 }
 
 const PLAIN_KEY = /^[A-Za-z0-9_-]+$/
+/** A name with dots (a shape: c5.xlarge, VM.Standard2.1, local.medium), no empty part. */
+const DOTTED_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/
 
-/** `shapes["c5.xlarge"].count`: unambiguous even when keys contain dots. Empty path: "(the document)". */
+/**
+ * `shapes["c5.xlarge"].count`: unambiguous even when keys contain dots; a dotted first key as typed
+ * (`local.medum`, `VM.Standard2.1["2"]`). Empty path: "(the document)".
+ */
 export function formatPath(path: YamlPath): string {
   if (path.length === 0) return '(the document)'
-  let out = ''
-  for (const seg of path) {
+  const [first] = path
+  const leadingName = typeof first === 'string' && DOTTED_NAME.test(first)
+  let out = leadingName ? first : ''
+  for (const [i, seg] of path.entries()) {
+    if (i === 0 && leadingName) continue
     if (typeof seg === 'number') out += `[${seg}]`
-    else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`
+    // `.key`, except right after the leading dotted name: `VM.Standard2.1.2` would read as one name.
+    else if (PLAIN_KEY.test(seg) && !(i === 1 && leadingName)) out += out === '' ? seg : `.${seg}`
     else out += `[${JSON.stringify(seg)}]`
   }
   return out

@@ -214,20 +214,20 @@ describe('bad input: every problem at its file:line:col', () => {
     })
     expect(oneProblem(lines('VM.Standard2.1:', '  1: 1', '  "01": 2'), 'oracle')).toEqual({
       where: 'limits.yaml:3:3',
-      message: '["VM.Standard2.1"].01: AD 1 is given twice (also at limits.yaml:2:3); keep one',
+      message: 'VM.Standard2.1["01"]: AD 1 is given twice (also at limits.yaml:2:3); keep one',
     })
   })
 
   it('prints each problem as "file:line:col path: message"', () => {
     expect(() => parse(lines('c5.xlarge: 4', 'c5.xlrge: 2'))).toThrow(
-      'limits.yaml:2:1 ["c5.xlrge"]: unknown shape "c5.xlrge" for provider aws; did you mean c5.xlarge, c5.2xlarge?',
+      'limits.yaml:2:1 c5.xlrge: unknown shape "c5.xlrge" for provider aws; did you mean c5.xlarge, c5.2xlarge?',
     )
   })
 
   it('an unknown shape, with suggestions', () => {
     expect(oneProblem(lines('c5.xlarge: 4', 'c5.xlrge: 2'))).toEqual({
       where: 'limits.yaml:2:1',
-      message: '["c5.xlrge"]: unknown shape "c5.xlrge" for provider aws; did you mean c5.xlarge, c5.2xlarge?',
+      message: 'c5.xlrge: unknown shape "c5.xlrge" for provider aws; did you mean c5.xlarge, c5.2xlarge?',
     })
     expect(oneProblem(lines('shapes:', '  m9.huge: 1')).message).toBe(
       'shapes["m9.huge"]: unknown shape "m9.huge" for provider aws; check the name against the aws shapes citc knows',
@@ -237,21 +237,21 @@ describe('bad input: every problem at its file:line:col', () => {
   it('a count of 0, saying to remove the line', () => {
     expect(oneProblem(lines('c5.xlarge: 4', 't3a.medium: 0'))).toEqual({
       where: 'limits.yaml:2:1',
-      message: '["t3a.medium"]: 0 nodes: remove this line instead of writing 0',
+      message: 't3a.medium: 0 nodes: remove this line instead of writing 0',
     })
     expect(oneProblem(lines('VM.Standard2.1: {1: 2, 2: 0}'), 'oracle')).toEqual({
       where: 'limits.yaml:1:24',
-      message: '["VM.Standard2.1"].2: 0 nodes in AD 2: remove "2: 0" instead of writing 0',
+      message: 'VM.Standard2.1["2"]: 0 nodes in AD 2: remove "2: 0" instead of writing 0',
     })
   })
 
   it('negative, fractional, text, empty and too large counts', () => {
     const p = problems(lines('c5.xlarge: -1', 't3a.medium: 2.5', 'g4dn.xlarge: three', 'c5.2xlarge:'))
     expect(p).toEqual([
-      {where: 'limits.yaml:1:1', message: '["c5.xlarge"]: a node count must be a whole number from 1 to 9999, not -1; write the maximum number of nodes, e.g. 4'},
-      {where: 'limits.yaml:2:1', message: '["t3a.medium"]: a node count must be a whole number from 1 to 9999, not 2.5; write the maximum number of nodes, e.g. 4'},
-      {where: 'limits.yaml:3:1', message: '["g4dn.xlarge"]: a node count must be a whole number from 1 to 9999, not "three"; write the maximum number of nodes, e.g. 4'},
-      {where: 'limits.yaml:4:1', message: '["c5.2xlarge"]: a node count must be a whole number from 1 to 9999, not nothing; write the maximum number of nodes, e.g. 4'},
+      {where: 'limits.yaml:1:1', message: 'c5.xlarge: a node count must be a whole number from 1 to 9999, not -1; write the maximum number of nodes, e.g. 4'},
+      {where: 'limits.yaml:2:1', message: 't3a.medium: a node count must be a whole number from 1 to 9999, not 2.5; write the maximum number of nodes, e.g. 4'},
+      {where: 'limits.yaml:3:1', message: 'g4dn.xlarge: a node count must be a whole number from 1 to 9999, not "three"; write the maximum number of nodes, e.g. 4'},
+      {where: 'limits.yaml:4:1', message: 'c5.2xlarge: a node count must be a whole number from 1 to 9999, not nothing; write the maximum number of nodes, e.g. 4'},
     ])
     expect(oneProblem(lines('shapes:', '  c5.xlarge:', '    count: 10000'))).toEqual({
       where: 'limits.yaml:3:5',
@@ -263,16 +263,16 @@ describe('bad input: every problem at its file:line:col', () => {
   it('an oracle AD key that is not an integer 1..3', () => {
     const p = problems(lines('VM.Standard2.1:', '  1.5: 2', '  AD1: 1', '  4: 1'), 'oracle')
     expect(p).toEqual([
-      {where: 'limits.yaml:2:3', message: '["VM.Standard2.1"]["1.5"]: 1.5 is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
-      {where: 'limits.yaml:3:3', message: '["VM.Standard2.1"].AD1: "AD1" is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
-      {where: 'limits.yaml:4:3', message: '["VM.Standard2.1"].4: 4 is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
+      {where: 'limits.yaml:2:3', message: 'VM.Standard2.1["1.5"]: 1.5 is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
+      {where: 'limits.yaml:3:3', message: 'VM.Standard2.1["AD1"]: "AD1" is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
+      {where: 'limits.yaml:4:3', message: 'VM.Standard2.1["4"]: 4 is not an availability domain; AD keys are the numbers 1, 2, 3, e.g. {1: 2, 2: 1}'},
     ])
   })
 
   it('a plain count on oracle, and an empty AD map', () => {
     expect(oneProblem(lines('VM.Standard2.1: 3'), 'oracle')).toEqual({
       where: 'limits.yaml:1:1',
-      message: '["VM.Standard2.1"]: on oracle give the nodes per availability domain, e.g. "VM.Standard2.1: {1: 3}", not 3',
+      message: 'VM.Standard2.1: on oracle give the nodes per availability domain, e.g. "VM.Standard2.1: {1: 3}", not 3',
     })
     expect(oneProblem(lines('shapes:', '  VM.Standard2.1: {count: 3}'), 'oracle')).toEqual({
       where: 'limits.yaml:2:20',
@@ -284,7 +284,7 @@ describe('bad input: every problem at its file:line:col', () => {
   it('an AD map on aws', () => {
     expect(oneProblem(lines('c5.xlarge: 2', 't3a.medium: {1: 2}'))).toEqual({
       where: 'limits.yaml:2:1',
-      message: '["t3a.medium"]: AD maps ({AD: count}) are for oracle only; on aws give the number of nodes, e.g. "t3a.medium: 4"',
+      message: 't3a.medium: AD maps ({AD: count}) are for oracle only; on aws give the number of nodes, e.g. "t3a.medium: 4"',
     })
     expect(oneProblem(lines('shapes:', '  c5.xlarge:', '    count: {1: 2}'))).toEqual({
       where: 'limits.yaml:3:5',
@@ -295,7 +295,7 @@ describe('bad input: every problem at its file:line:col', () => {
   it('per-shape settings in the verbatim form', () => {
     expect(oneProblem(lines('c5.xlarge: {count: 2, weight: 3}'))).toEqual({
       where: 'limits.yaml:1:1',
-      message: '["c5.xlarge"]: per-shape settings (count, partitions, weight, features, gpu) need the extended form: put this shape under a top-level shapes: key',
+      message: 'c5.xlarge: per-shape settings (count, partitions, weight, features, gpu) need the extended form: put this shape under a top-level shapes: key',
     })
   })
 
@@ -413,7 +413,7 @@ describe('bad input: every problem at its file:line:col', () => {
   it('an unknown top-level key in the extended form, and a shape outside shapes:', () => {
     expect(problems(lines('shapes:', '  c5.xlarge: 1', 'partition:', '  gpu: {}', 't3a.medium: 2', 'extra: 1'))).toEqual([
       {where: 'limits.yaml:3:1', message: 'partition: unknown top-level key "partition"; did you mean "partitions"?'},
-      {where: 'limits.yaml:5:1', message: '["t3a.medium"]: with a shapes: section, every shape goes under it; move "t3a.medium" into shapes:'},
+      {where: 'limits.yaml:5:1', message: 't3a.medium: with a shapes: section, every shape goes under it; move "t3a.medium" into shapes:'},
       {where: 'limits.yaml:6:1', message: 'extra: unknown top-level key "extra"; in the extended form the top level has only shapes, partitions and slurm'},
     ])
   })

@@ -29,11 +29,22 @@ describe('formatPath', () => {
   it('writes plain keys dotted, other keys JSON-quoted in brackets, indexes in brackets', () => {
     expect(formatPath([])).toBe('(the document)')
     expect(formatPath(['shapes', 'c5.xlarge', 'count'])).toBe('shapes["c5.xlarge"].count')
-    expect(formatPath(['c5.xlarge'])).toBe('["c5.xlarge"]')
     expect(formatPath(['n1-standard-1'])).toBe('n1-standard-1')
     expect(formatPath(['shapes', 'g4dn.xlarge', 'features', 1])).toBe('shapes["g4dn.xlarge"].features[1]')
-    expect(formatPath(['VM.Standard2.1', '2'])).toBe('["VM.Standard2.1"].2')
     expect(formatPath(['a b', 'say "hi"', ''])).toBe('["a b"]["say \\"hi\\""][""]')
+    expect(formatPath([0, 'username'])).toBe('[0].username')
+  })
+
+  it('writes a dotted first key as typed (a shape at the top of limits.yaml), and brackets the key after it', () => {
+    expect(formatPath(['local.medum'])).toBe('local.medum')
+    expect(formatPath(['c5.xlarge'])).toBe('c5.xlarge')
+    // Not VM.Standard2.1.2, which would read as one shape name.
+    expect(formatPath(['VM.Standard2.1', '2'])).toBe('VM.Standard2.1["2"]')
+    expect(formatPath(['VM.Standard2.1', '1.5'])).toBe('VM.Standard2.1["1.5"]')
+    expect(formatPath(['VM.Standard2.1', 'x', 'y'])).toBe('VM.Standard2.1["x"].y')
+    expect(formatPath(['c5.xlarge', 0])).toBe('c5.xlarge[0]')
+    // Only a name: empty parts, spaces or a leading dot stay quoted.
+    for (const odd of ['.hidden', 'a..b', 'a.', 'a b.c', '']) expect(formatPath([odd])).toBe(`[${JSON.stringify(odd)}]`)
   })
 })
 

@@ -1,0 +1,44 @@
+// Which test file belongs to which vitest project, by what the file really starts. One list each for
+// integration and e2e; every other test file is unit. test/unit-projects.test.ts checks the lists
+// (every file in exactly one project, no daemon helper in a unit file).
+//
+//   unit         in-process, or short-lived tools run as the caller (sh, ssh-keygen, `scontrol show
+//                hostnames` on a file, the cloud and Terraform doubles, a node child). No root, no
+//                daemon, no build: `npm run test:unit`, under 30 s.
+//   integration  real programs that serve or configure: slurmctld and munged, sshd, slapd on loopback,
+//                ansible-playbook, and the built CLI (bin/run.js → dist/) run as a user runs it.
+//   e2e          whole clusters on this machine or behind sshd (test/e2e, serialized on the machine
+//                lock), and every test that drives citc on a pseudo-terminal.
+
+/** Real daemons on loopback, Ansible, or the built CLI as a child process. */
+export const INTEGRATION = [
+  // The built CLI (needs `npm run build`): exit codes, --json documents, help, the manifest.
+  'test/cli/cluster-registry.test.ts',
+  'test/cli/errors.test.ts',
+  'test/cli/finish-preview.test.ts',
+  'test/cli/help.test.ts',
+  'test/cli/manifest.test.ts',
+  // slurmctld + munged of the test's own.
+  'test/lib/slurm/slurmctld.test.ts',
+  // slapd of the test's own.
+  'test/lib/tasks/add-user.test.ts',
+  'test/lib/users/directory.test.ts',
+  // sshd of the test's own.
+  'test/lib/tasks/mgmt-setup.test.ts',
+  'test/lib/transport/elevate.test.ts',
+  'test/lib/transport/ssh.test.ts',
+  // ansible-playbook.
+  'test/lib/tools/ansible.test.ts',
+  'test/playbooks/group-vars.test.ts',
+]
+
+/** Whole clusters and pseudo-terminal tests. */
+export const E2E = [
+  'test/e2e/**/*.test.ts',
+  // On a pty: the host-key confirmation (with sshd) and the create wizard (takes the machine lock).
+  'test/cli/cluster-add-tty.test.ts',
+  'test/cli/wizard.test.ts',
+]
+
+/** Every test file; unit is what the two lists above leave. */
+export const ALL_TESTS = 'test/**/*.test.ts'
