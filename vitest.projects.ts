@@ -20,6 +20,7 @@ export const INTEGRATION = [
   'test/cli/manifest.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
+  'test/playbooks/prolog-slurmctld.test.ts',
   // slapd of the test's own.
   'test/lib/tasks/add-user.test.ts',
   'test/lib/users/directory.test.ts',
