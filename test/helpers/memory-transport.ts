@@ -1,7 +1,7 @@
 // A Transport held in memory, for unit tests of logic that drives a management node (finish,
 // add-user) without sshd or a daemon: files in a map, commands answered by scripts the test gives,
 // every call recorded in order. A few file commands the workflows use to move files into place
-// (mv, cp, rm, mkdir, test -e/-d) act on the map, so a test can assert what the node holds at the
+// (mv, cp, rm, mkdir, test -e/-d/-x) act on the map, so a test can assert what the node holds at the
 // end; a script for the same command takes precedence (to make it fail). A command with neither a
 // script nor a built-in rejects: a test never passes because an unexpected command "succeeded".
 import {posix} from 'node:path'
@@ -152,7 +152,7 @@ export class MemoryTransport implements Transport {
     throw new Error(`${this.description}: no script for ${JSON.stringify(argv)} (give one with .on())`)
   }
 
-  /** mv -f, cp [-p] [-R -T], rm [-f|-rf], mkdir [-p] [-m MODE], test -e|-d: on the map ("--" ends options). */
+  /** mv -f, cp [-p] [-R -T], rm [-f|-rf], mkdir [-p] [-m MODE], test -e|-d|-x: on the map ("--" ends options). */
   private builtin(argv: string[]): RunResult | undefined {
     const ok = (): RunResult => ({stdout: '', stderr: '', exitCode: 0})
     const fail = (stderr: string): RunResult => ({stdout: '', stderr, exitCode: 1})
@@ -208,6 +208,7 @@ export class MemoryTransport implements Transport {
         const [flag, p] = rest
         if (flag === '-d') return this.dirs.has(p) ? ok() : fail('')
         if (flag === '-e') return this.exists(p) ? ok() : fail('')
+        if (flag === '-x') return ((this.files.get(p)?.mode ?? 0) & 0o111) !== 0 ? ok() : fail('')
         return undefined
       }
       default:

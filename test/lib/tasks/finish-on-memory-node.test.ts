@@ -15,6 +15,7 @@ const NEXT = '/etc/slurm/.slurm.conf.citc-next'
 const RESTART = ['restart-slurmctld']
 const NOW = new Date('2026-11-21T12:00:00Z')
 const STAMP = '20261121T120000Z'
+const PROGRAMS = '/usr/local/libexec/citc'
 
 const request = (limitsText: string) => ({provider: 'aws' as const, clusterId: 'mem', limitsText, limitsFile: 'limits.yaml'})
 const slurm = (conf = CONF) => ['env', `SLURM_CONF=${conf}`, 'scontrol']
@@ -42,7 +43,7 @@ function node(files: Record<string, string> = {}, o: {up?: () => boolean; state?
 /** Generate for `limits` on the node as it is, and apply. */
 async function apply(t: MemoryTransport, limits: string, more: {force?: boolean} = {}) {
   const controller = new Controller(t, {confPath: CONF, restartCommand: RESTART})
-  const state = await readClusterState(t, controller)
+  const state = await readClusterState(t, controller, PROGRAMS)
   const {generated, plan} = generateAndPlan(state, request(limits), CONF)
   const run = () => applyFinish({transport: t, controller, plan, generated, state, force: more.force ?? false, now: () => NOW, controllerTimeoutS: 5, powerDownTimeoutS: 5})
   return {generated, plan, run}
@@ -167,5 +168,14 @@ describe('finishUnattended (create)', () => {
     expect(started).toBe(true)
     expect(t.calls.some((c) => c.op === 'writeFile')).toBe(false)
     expect(t.text(CONF)).toBe(before[CONF])
+  })
+
+  it('names citc’s PrologSlurmctld only where the node has it installed (one missing would requeue every job)', async () => {
+    const bare = node()
+    await (await apply(bare, 'c5.xlarge: 1\n')).run()
+    expect(bare.text(CONF)).not.toMatch(/^PrologSlurmctld=/m)
+    const withProlog = node().put(`${PROGRAMS}/prolog-slurmctld`, '#!/bin/sh\n', 0o755)
+    await (await apply(withProlog, 'c5.xlarge: 1\n')).run()
+    expect(withProlog.text(CONF)).toMatch(new RegExp(`^PrologSlurmctld=${PROGRAMS}/prolog-slurmctld$`, 'm'))
   })
 })
