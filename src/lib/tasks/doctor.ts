@@ -4,7 +4,7 @@ import {homedir} from 'node:os'
 
 import {CitcError} from '../errors.js'
 import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../providers/cloud.js'
-import {SWEEP_TOOLS} from '../providers/sweep.js'
+import {SWEEP_TOOLS} from '../providers/cloud-cluster.js'
 import {run, which} from '../tools/exec.js'
 import {compareVersions, detectTerraform, INSTALL_HINT} from '../tools/terraform.js'
 
