@@ -1,7 +1,7 @@
 // What a workflow may do with the user: print, ask, and pick a renderer. Commands build it; workflows
 // in src/lib/tasks take it, so they never reach into oclif. Every question goes through Io's prompts:
-// on a terminal @inquirer/prompts (imported when a question is asked), in unit tests scripted answers
-// (test/helpers/prompts.ts), so the wizards' logic is tested without a pseudo-terminal.
+// on a terminal @inquirer/prompts (imported when a question is asked), in unit tests scripted answers,
+// so the wizards' logic is tested without a pseudo-terminal (test/cli/wizard.test.ts keeps a real one).
 import type {RendererName} from './base-command.js'
 import {cancelled, usageError} from './errors.js'
 

@@ -67,8 +67,8 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
   flags: Record<string, CreateFlagSpec<S>>
 
   // Credentials
-  /** Credentials found in the environment and the usual files; the default first (no network call). */
-  discoverCredentials(ctx: DiscoveryContext): CredentialSource[]
+  /** Credentials found in the environment and the usual files; the default first (no network call; imported when asked). */
+  discoverCredentials(ctx: DiscoveryContext): Promise<CredentialSource[]>
   /** The credential source recorded in cluster.yaml, as terraformEnv takes it. */
   credentialSource(settings: CommonCloudSettings & Partial<S>): CredentialSource | undefined
   /** Environment for Terraform (and the sweeper's tool) so it uses `source`; undefined removes a variable. */
@@ -79,7 +79,7 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
    * The credentials the flags name (--profile, a key file…): a source, null when the flags give the key
    * itself field by field, undefined when they name none (the wizard then offers what was found).
    */
-  credentialsFromFlags(q: CreateQuestions, found: CredentialSource[]): CredentialSource | null | undefined
+  credentialsFromFlags(q: CreateQuestions, found: CredentialSource[]): Promise<CredentialSource | null | undefined>
   /** The zone question ("Zone:") and its default for a region. */
   zoneQuestion: string
   defaultZone(region: string, source?: CredentialSource): string
@@ -139,4 +139,18 @@ export interface ProviderModule<N extends string = string> {
 /** A provider with a cloud part. */
 export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs> extends ProviderModule<N> {
   cloud: CloudPart<S, I>
+}
+
+/**
+ * A sweeper whose implementation (and the tools/exec.js it runs the cloud's CLI with) is imported
+ * when it is first used: the modules are imported by every command, sweeping happens in one.
+ */
+export function lazySweeper(tool: string, load: () => Promise<CloudSweeper>): CloudSweeper {
+  let loaded: Promise<CloudSweeper> | undefined
+  const sweeper = () => (loaded ??= load())
+  return {
+    tool,
+    list: async (kinds) => (await sweeper()).list(kinds),
+    delete: async (resource) => (await sweeper()).delete(resource),
+  }
 }

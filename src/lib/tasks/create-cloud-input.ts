@@ -209,9 +209,9 @@ export async function resolveCloudCreate(
   }
 
   // 1. Credentials: what was found, and which one will be used.
-  const sources = spec.discoverCredentials(ctx)
+  const sources = await spec.discoverCredentials(ctx)
   let source: CredentialSource | undefined
-  const named = spec.credentialsFromFlags(q, sources)
+  const named = await spec.credentialsFromFlags(q, sources)
   if (named !== undefined) {
     source = named ?? undefined // null: the key is given field by field
   } else if (ask && sources.length > 1) {

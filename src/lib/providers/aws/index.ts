@@ -2,11 +2,9 @@
 import type {InputProblem} from '../../errors.js'
 import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import type {CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {discoverAwsCredentials} from './credentials.js'
 import {awsCatalogue} from './shapes.js'
-import {awsSweeper} from './sweep.js'
 
 export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
 
@@ -45,7 +43,7 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
       profile: {kind: 'string', description: 'a profile of ~/.aws/config', recorded: (c) => c.profile},
     },
 
-    discoverCredentials: discoverAwsCredentials,
+    discoverCredentials: async (ctx) => (await import('./credentials.js')).discoverAwsCredentials(ctx),
     credentialSource(settings) {
       return settings.profile ? {provider: 'aws', id: `profile:${settings.profile}`, kind: 'profile', profile: settings.profile, label: '', isDefault: true} : undefined
     },
@@ -61,7 +59,7 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
       }
     },
 
-    credentialsFromFlags(q, found) {
+    async credentialsFromFlags(q, found) {
       const profile = q.given('profile')
       if (!profile) return undefined
       return (
@@ -114,6 +112,6 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
     },
 
     sweepTool: {tool: 'aws', install: 'install the AWS CLI (https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html)'},
-    sweeper: (ctx) => awsSweeper(ctx),
+    sweeper: (ctx) => lazySweeper('aws', async () => (await import('./sweep.js')).awsSweeper(ctx)),
   },
 }

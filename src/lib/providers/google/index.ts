@@ -5,11 +5,9 @@ import {isAbsolute, join} from 'node:path'
 import type {InputProblem} from '../../errors.js'
 import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import type {CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {ADC_FILE, discoverGoogleCredentials, gcloudDir, googleKeySource} from './credentials.js'
 import {googleCatalogue} from './shapes.js'
-import {googleSweeper} from './sweep.js'
 
 export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
 
@@ -63,7 +61,7 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> =
       },
     },
 
-    discoverCredentials: discoverGoogleCredentials,
+    discoverCredentials: async (ctx) => (await import('./credentials.js')).discoverGoogleCredentials(ctx),
     credentialSource(settings) {
       const base = {provider: 'google' as const, label: '', isDefault: true}
       if (settings.credentialsFile) return {...base, id: `file:${settings.credentialsFile}`, kind: 'key-file', file: settings.credentialsFile}
@@ -78,11 +76,11 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> =
       return cleared
     },
 
-    credentialsFromFlags(q, found) {
+    async credentialsFromFlags(q, found) {
       const keyFile = q.given('credentials')
       if (!keyFile) return undefined
       const file = q.path('credentials', keyFile)
-      return found.find((s) => s.file === file) ?? googleKeySource(file, q.ctx)
+      return found.find((s) => s.file === file) ?? (await import('./credentials.js')).googleKeySource(file, q.ctx)
     },
     zoneQuestion: 'Zone:',
     /** Google's zones are not all "-a": take the source's, the default's, or "-b" (offered in every region). */
@@ -150,10 +148,13 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> =
 
     sweepTool: {tool: 'gcloud', install: 'install the Google Cloud CLI (https://cloud.google.com/sdk/docs/install)'},
     sweeper(ctx, settings) {
-      // Terraform read gcloud's application default credentials; gcloud itself would use its active
-      // login, possibly another account: hand it the same file.
-      const adc = settings.credentials === 'gcloud-adc' ? {CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE: join(gcloudDir({env: process.env, home: homedir()}), ADC_FILE)} : {}
-      return googleSweeper({...ctx, env: {...ctx.env, ...adc}})
+      return lazySweeper('gcloud', async () => {
+        // Terraform read gcloud's application default credentials; gcloud itself would use its active
+        // login, possibly another account: hand it the same file.
+        const {ADC_FILE, gcloudDir} = await import('./credentials.js')
+        const adc = settings.credentials === 'gcloud-adc' ? {CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE: join(gcloudDir({env: process.env, home: homedir()}), ADC_FILE)} : {}
+        return (await import('./sweep.js')).googleSweeper({...ctx, env: {...ctx.env, ...adc}})
+      })
     },
   },
 }

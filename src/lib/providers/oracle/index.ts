@@ -5,13 +5,9 @@ import {isAbsolute} from 'node:path'
 import type {InputProblem} from '../../errors.js'
 import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
-import type {CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {discoverOracleCredentials, oracleCredentialInputs} from './credentials.js'
 import {oracleCatalogue} from './shapes.js'
-import {oracleSweeper} from './sweep.js'
-
-export {oracleCredentialInputs} from './credentials.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
 export const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
@@ -84,13 +80,13 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs> =
       'key-file': {kind: 'string', description: "the API key's private key file", recorded: (c) => c.privateKeyPath},
     },
 
-    discoverCredentials: discoverOracleCredentials,
+    discoverCredentials: async (ctx) => (await import('./credentials.js')).discoverOracleCredentials(ctx),
     credentialSource: () => undefined,
     // The API key reaches the provider through the tfvars (a profile name or the key's path), never
     // through the environment.
     terraformEnv: () => ({}),
 
-    credentialsFromFlags(q, found) {
+    async credentialsFromFlags(q, found) {
       const profile = q.given('profile')
       if (profile) {
         const source = found.find((s) => s.profile === profile)
@@ -104,6 +100,7 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs> =
     async askSettings(q, source) {
       const settings: OracleSettings = {}
       if (source) {
+        const {oracleCredentialInputs} = await import('./credentials.js')
         const fromProfile = oracleCredentialInputs(source, q.ctx)
         settings.tenancyOcid = fromProfile.tenancyOcid || undefined
         if (fromProfile.configFileProfile) settings.profile = fromProfile.configFileProfile
@@ -200,7 +197,9 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs> =
       const keyEnv = settings.profile
         ? {}
         : {OCI_CLI_USER: settings.userOcid, OCI_CLI_FINGERPRINT: settings.fingerprint, OCI_CLI_KEY_FILE: settings.privateKeyPath, OCI_CLI_TENANCY: settings.tenancyOcid, OCI_CLI_REGION: settings.region}
-      return oracleSweeper({...ctx, env: {...ctx.env, ...keyEnv}, compartment: settings.compartmentOcid, profile: settings.profile})
+      return lazySweeper('oci', async () =>
+        (await import('./sweep.js')).oracleSweeper({...ctx, env: {...ctx.env, ...keyEnv}, compartment: settings.compartmentOcid, profile: settings.profile}),
+      )
     },
   },
 }
