@@ -2,7 +2,7 @@
 // NodeName lines (goal: < 0.5 s, one line per shape). Run: npx tsx bench/finish.ts
 import {performance} from 'node:perf_hooks'
 
-import {awsCatalogue} from '../src/lib/shapes/aws.js'
+import {awsCatalogue} from '../src/lib/providers/aws/shapes.js'
 import {previewDocument} from '../src/lib/tasks/finish-flow.js'
 import {generateFromLimits} from '../src/lib/tasks/finish.js'
 import {planFinish} from '../src/lib/slurm/plan.js'

@@ -1,12 +1,34 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {existsSync, readFileSync} from 'node:fs'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {InvalidInputError, usageError} from '../lib/errors.js'
+import type {CreateFlagSpec} from '../lib/providers/module.js'
+import {CLOUD_PROVIDER_NAMES, cloudModule, isCloud, PROVIDER_MODULES, PROVIDER_NAMES} from '../lib/providers/registry.js'
 
 /** How long create waits for SSH on a new management node (boot + cloud-init). */
 const DEFAULT_SSH_TIMEOUT_S = 600
+
+/**
+ * The flags only some providers take, from their modules: one flag per name, its description each
+ * taker's own prefixed by its name ("aws: a profile of ~/.aws/config; oracle: a profile of ~/.oci/config").
+ */
+function providerFlags() {
+  const byName = new Map<string, Array<{provider: string; spec: CreateFlagSpec}>>()
+  for (const m of PROVIDER_MODULES) {
+    for (const [flag, spec] of Object.entries(m.cloud?.flags ?? m.flags ?? {})) byName.set(flag, [...(byName.get(flag) ?? []), {provider: m.name, spec}])
+  }
+  const strings: Record<string, Interfaces.OptionFlag<string | undefined>> = {}
+  const booleans: Record<string, Interfaces.BooleanFlag<boolean>> = {}
+  for (const [flag, takers] of byName) {
+    const description = takers.map((t) => `${t.provider}: ${t.spec.description}`).join('; ')
+    if (takers[0].spec.kind === 'boolean') booleans[flag] = Flags.boolean({description, default: false})
+    else strings[flag] = Flags.string({description})
+  }
+  return {strings, booleans}
+}
+const PROVIDER_FLAGS = providerFlags()
 
 export default class Create extends BaseCommand<typeof Create> {
   static summary = 'Create an elastic Slurm cluster: on AWS, Google Cloud or Oracle Cloud, or on this machine (local)'
@@ -40,39 +62,35 @@ Ctrl-C, skipping the steps done.`
   ]
 
   static flags = {
-    provider: Flags.string({char: 'p', options: ['local', 'aws', 'google', 'oracle'], description: 'where the cluster runs (default local)'}),
+    provider: Flags.option({char: 'p', options: PROVIDER_NAMES, description: `where the cluster runs (default ${PROVIDER_NAMES[0]})`} as const)(),
     name: Flags.string({char: 'n', description: 'cluster name (default: two random words, as CitC)'}),
     config: Flags.string({description: 'a YAML file with any of these flags (keys: the flag names without --); flags win'}),
     limits: Flags.string({char: 'l', description: 'limits file: node shapes and counts (local default: local.small: 4; clouds: none until citc finish)'}),
     region: Flags.string({description: 'cloud region (default: the credentials\' region, else the provider\'s default)'}),
     zone: Flags.string({description: 'zone (aws, google) or availability domain 1-3 (oracle)'}),
-    project: Flags.string({description: 'google: the project ID'}),
-    profile: Flags.string({description: 'aws: a profile of ~/.aws/config; oracle: a profile of ~/.oci/config'}),
-    credentials: Flags.string({description: 'google: a service account key file (default: GOOGLE_APPLICATION_CREDENTIALS or gcloud\'s application default credentials)'}),
-    'mgmt-shape': Flags.string({description: 'shape of the management node (aws t3a.medium, google e2-standard-2, oracle VM.Standard.E4.Flex.1.16)'}),
+    ...PROVIDER_FLAGS.strings,
+    'mgmt-shape': Flags.string({
+      description: `shape of the management node (${CLOUD_PROVIDER_NAMES.map((p) => `${p} ${cloudModule(p).cloud.defaults.mgmtShape}`).join(', ')})`,
+    }),
     'image-os': Flags.string({options: ['ubuntu-24.04', 'debian-12'], description: 'management node OS (default ubuntu-24.04; debian-12 on aws only)'}),
     'ssh-cidr': Flags.string({description: 'addresses allowed to reach SSH on the management node (default 0.0.0.0/0)'}),
-    tenancy: Flags.string({description: 'oracle: the tenancy OCID (default: from the ~/.oci/config profile)'}),
-    compartment: Flags.string({description: 'oracle: the compartment OCID (default: the root compartment)'}),
-    user: Flags.string({description: 'oracle: the API key\'s user OCID (with --fingerprint and --key-file, instead of a profile)'}),
-    fingerprint: Flags.string({description: 'oracle: the API key\'s fingerprint'}),
-    'key-file': Flags.string({description: 'oracle: the API key\'s private key file'}),
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
-    force: Flags.boolean({description: 'local: take over this machine even though a Slurm controller citc did not make is running', default: false}),
+    ...PROVIDER_FLAGS.booleans,
   }
 
   async run() {
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
-    const {isCloud} = await import('../lib/providers/cloud-cluster.js')
     const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
     const {createCloud} = await import('../lib/tasks/create-cloud.js')
     const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
     const {createLocal} = await import('../lib/tasks/create-local.js')
     const io = this.io()
     const flags = this.flags
+    /** The providers' own flags (their modules declare them, so their names are not known here). */
+    const providerFlagValues: Record<string, unknown> = flags
     const config = flags.config ? loadClusterConfig(flags.config) : undefined
     const fromConfig = (path: string | undefined) => (path && config && !isAbsolute(path) ? resolve(dirname(config.file), path) : path)
     const registry = clusterRegistry(this.config.dataDir)
@@ -108,6 +126,7 @@ Ctrl-C, skipping the steps done.`
         io,
         {
           ...flags,
+          force: providerFlagValues.force === true,
           name,
           limits: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
           'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'],

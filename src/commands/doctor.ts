@@ -2,8 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
 import {EXIT_CODES} from '../lib/errors.js'
-import {CLOUD_PROVIDERS} from '../lib/shapes/types.js'
-import type {Scope} from '../lib/tasks/doctor.js'
+import {PROVIDER_NAMES} from '../lib/providers/registry.js'
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
   static summary = 'Check the tools citc needs (and their versions) and the cloud credentials it finds'
@@ -15,12 +14,12 @@ network. Exits ${EXIT_CODES.remote} when a required tool is missing (the report 
   static examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --provider aws', '<%= config.bin %> doctor --json']
 
   static flags = {
-    provider: Flags.string({char: 'p', options: ['local', ...CLOUD_PROVIDERS], multiple: true, description: 'check only what these providers need (default: all)'}),
+    provider: Flags.option({char: 'p', options: PROVIDER_NAMES, multiple: true, description: 'check only what these providers need (default: all)'} as const)(),
   }
 
   async run() {
     const {ALL_SCOPES, doctor, doctorLines} = await import('../lib/tasks/doctor.js')
-    const report = await doctor((this.flags.provider as Scope[] | undefined) ?? ALL_SCOPES)
+    const report = await doctor(this.flags.provider ?? ALL_SCOPES)
     if (report.ok) {
       for (const l of doctorLines(report)) this.log(l)
       return report

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {PROVIDERS} from '../lib/shapes/types.js'
+import {PROVIDER_NAMES} from '../lib/providers/registry.js'
 
 export default class Finish extends BaseCommand<typeof Finish> {
   static summary = 'Turn limits.yaml into the cluster’s nodes and partitions (slurm.conf), safely'
@@ -22,7 +22,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
   static flags = {
     limits: Flags.string({char: 'l', description: 'limits file', default: 'limits.yaml'}),
     'dry-run': Flags.boolean({description: 'show the configuration (or, on a cluster, the changes) and change nothing', default: false}),
-    provider: Flags.string({char: 'p', options: [...PROVIDERS], description: 'with --dry-run: preview for this provider without a cluster'}),
+    provider: Flags.option({char: 'p', options: PROVIDER_NAMES, description: 'with --dry-run: preview for this provider without a cluster'} as const)(),
     'cluster-id': Flags.string({description: 'with --provider: the cluster id used in node names', default: 'citc'}),
     'mgmt-shape': Flags.string({description: 'oracle preview: the management node’s shape, subtracted once from the limits'}),
     'mgmt-ad': Flags.integer({description: 'oracle preview: the management node’s availability domain', min: 1}),

@@ -13,6 +13,7 @@ import {parse as parseYaml} from 'yaml'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {InvalidInputError} from '../../src/lib/errors.js'
+import type {OracleInputs} from '../../src/lib/providers/oracle/index.js'
 import {
   CLOUD_INIT_TEMPLATE,
   CLOUD_PROVIDERS,
@@ -66,7 +67,7 @@ function fullInputs(provider: CloudProvider): CloudInputs {
   const base = {...minimalInputs(provider), imageOs: 'ubuntu-24.04' as const, sshCidr: '203.0.113.0/24', mgmtArch: 'x86_64' as const}
   if (provider === 'oracle') {
     return {
-      ...(base as Extract<CloudInputs, {provider: 'oracle'}>),
+      ...(base as OracleInputs),
       configFileProfile: undefined,
       mgmtShape: 'VM.Standard.E4.Flex.2.32',
       userOcid: 'ocid1.user.oc1..aaaaaaaauser',

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../lib/base-command.js'
-import {PROVIDERS, type Provider} from '../../lib/shapes/types.js'
+import {CLOUD_PROVIDER_NAMES} from '../../lib/providers/registry.js'
 
 export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
   static summary = 'Register a Slurm cluster that exists already, so citc can manage it'
@@ -20,7 +20,7 @@ export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
     port: Flags.integer({default: 22, min: 1, max: 65_535, description: 'SSH port'}),
     user: Flags.string({required: true, description: 'SSH user (root, or one with passwordless sudo)'}),
     key: Flags.string({required: true, description: 'path to the SSH private key'}),
-    provider: Flags.string({required: true, options: PROVIDERS.filter((p) => p !== 'local'), description: 'cloud the cluster runs on'}),
+    provider: Flags.option({required: true, options: CLOUD_PROVIDER_NAMES, description: 'cloud the cluster runs on'} as const)(),
     'host-key-fingerprint': Flags.string({description: 'the management node’s SSH host key, SHA256:… (required without a terminal)'}),
     'conf-path': Flags.string({default: '/mnt/shared/etc/slurm/slurm.conf', description: 'slurm.conf on the management node'}),
     'programs-dir': Flags.string({default: '/usr/local/libexec/citc', description: 'where the node programs (resume, suspend, resume-fail) live on the management node'}),
@@ -40,7 +40,7 @@ export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
         port: f.port,
         user: f.user,
         key: f.key,
-        provider: f.provider as Provider,
+        provider: f.provider,
         hostKeyFingerprint: f['host-key-fingerprint'],
         confPath: f['conf-path'],
         programsDir: f['programs-dir'],

@@ -6,10 +6,11 @@ import {isMap, isScalar, LineCounter, parseDocument, type Document, type Node as
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
-import type {Provider} from '../shapes/types.js'
+import type {CommonCloudSettings} from '../providers/cloud-inputs.js'
+import {isCloud, PROVIDER_MODULES, PROVIDER_NAMES, type Provider, type ProviderSettings} from '../providers/registry.js'
+import {CLUSTER_NAME} from './name.js'
 
-/** A cluster's name, also its id in node names: a letter, then up to 30 of [a-z0-9-] (CitC: "cheerful-macaw"). */
-export const CLUSTER_NAME = /^[a-z][a-z0-9-]{0,30}$/
+export {CLUSTER_NAME} from './name.js'
 /** OpenSSH's fingerprint of a host key: "SHA256:" and the base64 of the digest without padding. */
 export const HOST_KEY_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
 
@@ -19,12 +20,6 @@ export const DEFAULT_PROGRAMS_DIR = '/usr/local/libexec/citc'
 export const clusterNameSchema = z
   .string()
   .regex(CLUSTER_NAME, 'must start with a lower-case letter and have at most 31 of a-z, 0-9 and "-"')
-
-const providers = ['aws', 'google', 'oracle', 'local'] as const satisfies readonly Provider[]
-// Both ways: a provider added to shapes/types.ts must be added here too.
-type _AllProviders = Provider extends (typeof providers)[number] ? true : never
-const _allProviders: _AllProviders = true
-void _allProviders
 
 const absolutePath = z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path')
 
@@ -56,37 +51,43 @@ export const slurmSchema = z.strictObject({
  * What `citc create` chose for a cloud cluster (from flags, the wizard or --config): enough to render
  * its Terraform directory again (--resume, re-runs), to give Terraform the same credentials, and for
  * destroy's sweep. Never a secret: credentials are named (a profile, a key file's path), not copied.
+ * These fields every cloud has; each provider module adds its own (CloudPart.settings).
  */
-export const cloudSchema = z.strictObject({
+const commonCloudShape = {
   region: z.string().min(1),
   /** AWS/Google: the zone; Oracle: the availability domain number. */
   zone: z.string().min(1).optional(),
-  /** Google: the project ID. */
-  project: z.string().min(1).optional(),
   /** The credential source chosen (CredentialSource.id, e.g. "profile:research", "env", "gcloud-adc"). */
   credentials: z.string().min(1).optional(),
-  /** AWS: the profile; Oracle: the ~/.oci/config profile. */
-  profile: z.string().min(1).optional(),
-  /** Google: a service account key file (GOOGLE_APPLICATION_CREDENTIALS for Terraform). */
-  credentialsFile: absolutePath.optional(),
   mgmtShape: z.string().min(1),
   imageOs: z.enum(['ubuntu-24.04', 'debian-12']).optional(),
   sshCidr: z.string().min(1).optional(),
-  /** Oracle. */
-  tenancyOcid: z.string().min(1).optional(),
-  compartmentOcid: z.string().min(1).optional(),
-  userOcid: z.string().min(1).optional(),
-  fingerprint: z.string().min(1).optional(),
-  privateKeyPath: absolutePath.optional(),
   /** citc as installed on the management node (bin/run.js) and the node binary that runs it. */
   citcBin: absolutePath.optional(),
   nodeBin: absolutePath.optional(),
-})
+} satisfies {[K in keyof CommonCloudSettings]-?: z.ZodType<CommonCloudSettings[K]>}
 
-export const clusterRecordSchema = z
+/** Every cloud cluster's settings: the common fields and its provider's (all optional here). */
+export type CloudSettings = CommonCloudSettings & Partial<ProviderSettings>
+
+/**
+ * The `cloud:` section by provider: a union keyed by cluster.yaml's existing `provider` field. A
+ * provider without a cloud part (local) has no `cloud:` section.
+ */
+const providerSettingsSchema = z.discriminatedUnion(
+  'provider',
+  PROVIDER_MODULES.map((m) =>
+    z.strictObject({
+      provider: z.literal(m.name),
+      ...(m.cloud ? {cloud: z.strictObject({...commonCloudShape, ...m.cloud.settings(z)}).optional()} : {}),
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+)
+
+const recordSchema = z
   .strictObject({
     name: clusterNameSchema,
-    provider: z.enum(providers),
+    provider: z.enum(PROVIDER_NAMES as [Provider, ...Provider[]]),
     createdAt: z.iso.datetime({offset: true}),
     /** created: made by `citc create`; registered: an existing cluster added with `citc cluster add`. */
     origin: z.enum(['created', 'registered']),
@@ -97,14 +98,16 @@ export const clusterRecordSchema = z
     terraform: z.strictObject({outputs: z.record(z.string(), z.unknown())}).optional(),
     /** creating: `citc create` has not finished (a cloud cluster's address may not be known yet); absent: ready. */
     phase: z.enum(['creating', 'ready']).optional(),
-    /** Cloud clusters made by `citc create`. */
-    cloud: cloudSchema.optional(),
+    /** Cloud clusters made by `citc create`: checked against the provider's own schema below. */
+    cloud: z.unknown().optional(),
   })
   .superRefine((r, ctx) => {
-    if (r.provider !== 'local' && r.mgmt.keyPath === undefined) {
+    const settings = providerSettingsSchema.safeParse(r.cloud === undefined ? {provider: r.provider} : {provider: r.provider, cloud: r.cloud}, {reportInput: true})
+    if (!settings.success) for (const issue of settings.error.issues) ctx.addIssue(issue as z.core.$ZodRawIssue)
+    if (isCloud(r.provider) && r.mgmt.keyPath === undefined) {
       ctx.addIssue({code: 'custom', path: ['mgmt', 'keyPath'], message: `is required for provider ${r.provider}`})
     }
-    if (r.provider !== 'local' && r.mgmt.hostKeyFingerprint === undefined) {
+    if (isCloud(r.provider) && r.mgmt.hostKeyFingerprint === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['mgmt', 'hostKeyFingerprint'],
@@ -113,10 +116,16 @@ export const clusterRecordSchema = z
     }
   })
 
+type RecordFields = Omit<z.output<typeof recordSchema>, 'cloud'>
+type RecordInputFields = Omit<z.input<typeof recordSchema>, 'cloud'>
+
 /** A cluster.yaml after validation, defaults filled in. */
-export type ClusterRecord = z.output<typeof clusterRecordSchema>
+export type ClusterRecord = RecordFields & {cloud?: CloudSettings}
 /** What may be written in cluster.yaml (defaults may be left out). */
-export type ClusterRecordInput = z.input<typeof clusterRecordSchema>
+export type ClusterRecordInput = RecordInputFields & {cloud?: CloudSettings}
+
+/** cluster.yaml's schema: its `cloud:` section is its provider's (checked in superRefine, so every other field is still checked). */
+export const clusterRecordSchema = recordSchema as unknown as z.ZodType<ClusterRecord, ClusterRecordInput>
 
 /** file:line:col of the node at `path` in `doc` (or its nearest existing parent; a key for `key`). */
 function locate(doc: Document, lc: LineCounter, file: string, path: PropertyKey[], key?: string): string {

@@ -10,6 +10,7 @@ import {isMap, isScalar, isSeq, type Node as YamlNode} from 'yaml'
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
+import {providerModule} from '../providers/registry.js'
 import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
@@ -107,7 +108,7 @@ export function parseLimits(text: string, opts: ParseLimitsOptions): Limits {
   if (problems.length > 0) {
     throw new InvalidInputError(byPosition(problems), `fix ${opts.file} at the lines shown and run again; nothing was changed`)
   }
-  if (opts.mgmt && opts.provider === 'oracle') subtractManagementNode(limits, opts.mgmt)
+  if (opts.mgmt && providerModule(opts.provider).availabilityDomains) subtractManagementNode(limits, opts.mgmt)
   return limits
 }
 
@@ -251,7 +252,7 @@ function readShape(
     else spec = result.data
     if (!('count' in value)) {
       problems.push(
-        yaml.problem(path, opts.provider === 'oracle' ? 'count is required; add count: {AD: nodes}, e.g. count: {1: 2}' : 'count is required; add count: N, the maximum number of nodes'),
+        yaml.problem(path, providerModule(opts.provider).availabilityDomains ? 'count is required; add count: {AD: nodes}, e.g. count: {1: 2}' : 'count is required; add count: N, the maximum number of nodes'),
       )
       return
     }
@@ -304,7 +305,7 @@ function toPlain(yaml: YamlFile, path: YamlPath): unknown {
 /** The count(s) of one shape: one without an AD, or one per AD on oracle. */
 function readCounts(yaml: YamlFile, provider: Provider, path: YamlPath, shape: string, problems: InputProblem[]): {ad?: number; count: number}[] {
   const node = yaml.node(path)
-  if (provider !== 'oracle') {
+  if (!providerModule(provider).availabilityDomains) {
     if (isMap(node)) {
       problems.push(
         yaml.problem(path, `AD maps ({AD: count}) are for oracle only; on ${provider} give the number of nodes, e.g. "${shape}: 4"`),

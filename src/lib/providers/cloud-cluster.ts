@@ -2,18 +2,16 @@
 // the inputs to render its Terraform directory, the environment that makes Terraform (and the sweep's
 // CLI) use the credentials chosen at create time, and the sweeper of leftovers.
 import {readFileSync} from 'node:fs'
-import {homedir} from 'node:os'
 import {join} from 'node:path'
 
 import type {ClusterPaths} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
-import {awsSweeper} from './aws/sweep.js'
-import {CLOUD_PROVIDERS, cloudProvider, type CloudInputs, type CloudProvider, type CredentialSource, type ImageOs} from './cloud.js'
-import {ADC_FILE, gcloudDir} from './google/credentials.js'
-import {googleSweeper} from './google/sweep.js'
-import {oracleSweeper} from './oracle/sweep.js'
+import type {CloudInputs, CredentialSource, ImageOs} from './cloud-inputs.js'
+import {CLOUD_PROVIDER_NAMES, cloudModule, isCloud, type CloudProvider} from './registry.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
+
+export {isCloud} from './registry.js'
 
 export type CloudSettings = NonNullable<ClusterRecord['cloud']>
 
@@ -32,10 +30,6 @@ export const PENDING_HOST = 'pending.invalid'
 /** The login user the image has before Terraform says (cloud-init authorizes the admin key for it). */
 export function defaultMgmtUser(imageOs: ImageOs | undefined): string {
   return imageOs === 'debian-12' ? 'admin' : 'ubuntu'
-}
-
-export function isCloud(provider: string): provider is CloudProvider {
-  return (CLOUD_PROVIDERS as readonly string[]).includes(provider)
 }
 
 export function cloudOf(record: ClusterRecord): {provider: CloudProvider; cloud: CloudSettings} {
@@ -72,40 +66,21 @@ export function cloudInputsFor(record: ClusterRecord, keys: ClusterKeys): CloudI
     sshCidr: cloud.sshCidr,
     ...keys,
   }
-  switch (provider) {
-    case 'aws':
-      return {provider, ...common, zone: cloud.zone ?? ''}
-    case 'google':
-      return {provider, ...common, zone: cloud.zone ?? '', project: cloud.project ?? ''}
-    case 'oracle':
-      return {
-        provider,
-        ...common,
-        tenancyOcid: cloud.tenancyOcid ?? '',
-        compartmentOcid: cloud.compartmentOcid ?? cloud.tenancyOcid ?? '',
-        availabilityDomain: Number(cloud.zone ?? '1'),
-        configFileProfile: cloud.profile,
-        userOcid: cloud.userOcid,
-        fingerprint: cloud.fingerprint,
-        privateKeyPath: cloud.privateKeyPath,
-      }
-  }
+  // The module's inputs() makes its own kind of CloudInputs (the registry only knows the common part).
+  return cloudModule(provider).cloud.inputs(common, cloud) as CloudInputs
 }
 
 /** The credential source recorded for the cluster, as the provider's terraformEnv() takes it. */
 export function credentialSourceOf(provider: CloudProvider, cloud: CloudSettings): CredentialSource | undefined {
-  const base = {provider, label: '', isDefault: true}
-  if (provider === 'aws' && cloud.profile) return {...base, id: `profile:${cloud.profile}`, kind: 'profile', profile: cloud.profile}
-  if (provider === 'google' && cloud.credentialsFile) return {...base, id: `file:${cloud.credentialsFile}`, kind: 'key-file', file: cloud.credentialsFile}
-  if (provider === 'google' && cloud.credentials === 'gcloud-adc') return {...base, id: 'gcloud-adc', kind: 'gcloud-adc'}
-  if (cloud.credentials === 'env') return {...base, id: 'env', kind: 'environment'}
-  return undefined
+  const recorded = cloudModule(provider).cloud.credentialSource(cloud)
+  if (recorded) return recorded
+  return cloud.credentials === 'env' ? {provider, id: 'env', kind: 'environment', label: '', isDefault: true} : undefined
 }
 
 /** Environment for Terraform: the credentials chosen at create time. */
 export function terraformEnvFor(record: ClusterRecord): Record<string, string | undefined> {
   const {provider, cloud} = cloudOf(record)
-  return cloudProvider(provider).terraformEnv(credentialSourceOf(provider, cloud))
+  return cloudModule(provider).cloud.terraformEnv(credentialSourceOf(provider, cloud))
 }
 
 /** The sweeper of leftovers tagged with the cluster, using the same credentials as Terraform. */
@@ -113,21 +88,11 @@ export function sweeperFor(record: ClusterRecord, opts: {logFile?: string; signa
   const {provider, cloud} = cloudOf(record)
   const env = terraformEnvFor(record)
   const ctx: SweepContext = {clusterId: record.name, region: cloud.region, zone: cloud.zone, project: cloud.project, env, logFile: opts.logFile, signal: opts.signal}
-  switch (provider) {
-    case 'aws':
-      return awsSweeper(ctx)
-    case 'google': {
-      // Terraform read gcloud's application default credentials; gcloud itself would use its active
-      // login, possibly another account: hand it the same file.
-      const adc = cloud.credentials === 'gcloud-adc' ? {CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE: join(gcloudDir({env: process.env, home: homedir()}), ADC_FILE)} : {}
-      return googleSweeper({...ctx, env: {...env, ...adc}})
-    }
-    case 'oracle': {
-      // The profile when it lives in the default ~/.oci/config; else the key's fields for the CLI.
-      const keyEnv = cloud.profile
-        ? {}
-        : {OCI_CLI_USER: cloud.userOcid, OCI_CLI_FINGERPRINT: cloud.fingerprint, OCI_CLI_KEY_FILE: cloud.privateKeyPath, OCI_CLI_TENANCY: cloud.tenancyOcid, OCI_CLI_REGION: cloud.region}
-      return oracleSweeper({...ctx, env: {...env, ...keyEnv}, compartment: cloud.compartmentOcid, profile: cloud.profile})
-    }
-  }
+  return cloudModule(provider).cloud.sweeper(ctx, cloud)
 }
+
+/** The command-line tool each cloud's sweeper drives, and how to install it. */
+export const SWEEP_TOOLS = Object.fromEntries(CLOUD_PROVIDER_NAMES.map((p) => [p, cloudModule(p).cloud.sweepTool])) as Record<
+  CloudProvider,
+  {tool: string; install: string}
+>

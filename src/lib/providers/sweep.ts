@@ -4,11 +4,12 @@
 // sweep.ts), each driving the cloud's own command-line tool (aws, gcloud, oci) through exec.ts with
 // the credentials Terraform used: citc makes no cloud API call of its own.
 //
+// The provider modules import their sweeper, and every command imports the modules: exec.js (execa)
+// is imported when a tool runs, not before.
+//
 // Tests replace the tools with test/doubles/{aws,gcloud,oci} (TEST DOUBLES of the cloud APIs: these
 // machines have no cloud to talk to), put first on PATH.
 import {remoteError} from '../errors.js'
-import {run, which} from '../tools/exec.js'
-import type {CloudProvider} from './cloud.js'
 
 export type LeftoverKind = 'instance' | 'image' | 'snapshot' | 'dns-record'
 
@@ -55,15 +56,9 @@ export const wants = (kinds: readonly LeftoverKind[] | undefined, kind: Leftover
 
 export const describeResource = (r: LeftoverResource) => `${r.kind} ${r.id}${r.name && r.name !== r.id ? ` (${r.name})` : ''}`
 
-/** The CLI each cloud's sweeper drives. */
-export const SWEEP_TOOLS: Record<CloudProvider, {tool: string; install: string}> = {
-  aws: {tool: 'aws', install: 'install the AWS CLI (https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html)'},
-  google: {tool: 'gcloud', install: 'install the Google Cloud CLI (https://cloud.google.com/sdk/docs/install)'},
-  oracle: {tool: 'oci', install: 'install the OCI CLI (https://docs.oracle.com/iaas/Content/API/SDKDocs/cliinstall.htm)'},
-}
-
 /** Run the sweeper's tool; a non-zero exit becomes a remote error naming the command. */
 export async function runTool(ctx: SweepContext, tool: string, args: string[]): Promise<string> {
+  const {run, which} = await import('../tools/exec.js')
   const path = await which(tool)
   if (!path) throw remoteError(`${tool} is not installed`, {details: {tool}})
   const r = await run(path, args, {env: ctx.env, signal: ctx.signal, logFile: ctx.logFile, timeoutMs: 5 * 60_000})

@@ -1,27 +1,19 @@
-// Shape catalogues by provider, and "did you mean …" suggestions for unknown shape names.
+// Shape catalogues by provider (each provider's module holds its own), and "did you mean …"
+// suggestions for unknown shape names.
 import {editDistance} from '../edit-distance.js'
-import {awsCatalogue} from './aws.js'
-import {googleCatalogue} from './google.js'
-import {localCatalogue, type LocalHost} from './local.js'
-import {oracleCatalogue} from './oracle.js'
+import type {CatalogueOptions} from '../providers/module.js'
+import {providerModule} from '../providers/registry.js'
 import type {Provider, ShapeCatalogue} from './types.js'
 
-export interface CatalogueOptions {
-  /** local only: the machine the nodes run on (default: this one). */
-  host?: LocalHost
-}
+export type {CatalogueOptions} from '../providers/module.js'
 
 export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): ShapeCatalogue {
-  switch (provider) {
-    case 'aws':
-      return awsCatalogue
-    case 'google':
-      return googleCatalogue
-    case 'oracle':
-      return oracleCatalogue
-    case 'local':
-      return localCatalogue(opts.host)
-  }
+  return providerModule(provider).shapes(opts)
+}
+
+/** Memory Slurm may hand to jobs on a shape of `provider` advertising `memoryMiB` (see memory.ts). */
+export function realMemoryFor(provider: Provider, memoryMiB: number): number {
+  return providerModule(provider).realMemory(memoryMiB)
 }
 
 /** Distance from the user's name to one catalogue entry; patterns (Oracle flex) match on their family. */

@@ -17,9 +17,8 @@
 //   Always an integer (floor), at least 1, and below the advertised memory.
 // CitC's Google code kept only the overhead term (n1-standard-2 → 972 MiB for a 7.5 GiB machine): fixed.
 //
-// local: the shape's memory is already a cap citc chose well under this machine's memory (see local.ts),
-// so it is used as is.
-import type {Provider} from './types.js'
+// Each provider module says which rule its shapes follow (ProviderModule.realMemory): the clouds this
+// one; local its own (providers/local/shapes.ts: a cap citc chose well under this machine's memory).
 
 /** CitC's overhead estimate, in MiB, for a machine of `mib` MiB. */
 export function citcOverheadMiB(mib: number): number {
@@ -36,29 +35,6 @@ export function cloudRealMemory(memoryMiB: number): number {
   const formula = memoryMiB - citcOverheadMiB(memoryMiB)
   const value = Math.max(Math.min(formula, memoryMiB * CLOUD_MAX_FRACTION), memoryMiB * CLOUD_MIN_FRACTION)
   return clamp(Math.floor(value), memoryMiB)
-}
-
-export const awsRealMemory = cloudRealMemory
-/** Same rule as AWS (CitC's Google variant dropped the `MiB −` part: a bug, not a policy). */
-export const googleRealMemory = cloudRealMemory
-export const oracleRealMemory = cloudRealMemory
-
-/** local: the shape's memory is already a cap below the host's memory. */
-export function localRealMemory(memoryMiB: number): number {
-  return Math.max(1, Math.floor(memoryMiB))
-}
-
-export function realMemoryFor(provider: Provider, memoryMiB: number): number {
-  switch (provider) {
-    case 'aws':
-      return awsRealMemory(memoryMiB)
-    case 'google':
-      return googleRealMemory(memoryMiB)
-    case 'oracle':
-      return oracleRealMemory(memoryMiB)
-    case 'local':
-      return localRealMemory(memoryMiB)
-  }
 }
 
 /** At least 1, and strictly below the advertised memory whenever that is possible. */

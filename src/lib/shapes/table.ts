@@ -49,21 +49,30 @@ export function copyShape(s: Shape): Shape {
   return s.gpu ? {...s, gpu: {...s.gpu}} : {...s}
 }
 
-/** A catalogue of fixed shapes, looked up by exact name. */
-export function fixedCatalogue(provider: Provider, source: string, shapes: readonly Shape[]): ShapeCatalogue {
-  const byName = new Map<string, Shape>()
-  for (const s of shapes) {
-    if (byName.has(s.name)) throw new Error(`internal: shape ${s.name} listed twice in the ${provider} table`)
-    byName.set(s.name, s)
+/**
+ * A catalogue of fixed shapes, looked up by exact name. The table is built on first use: every command
+ * imports the provider modules, few of them look a shape up.
+ */
+export function fixedCatalogue(provider: Provider, source: string, shapes: () => readonly Shape[]): ShapeCatalogue {
+  let table: {byName: Map<string, Shape>; names: string[]} | undefined
+  const built = () => {
+    if (table) return table
+    const list = shapes()
+    const byName = new Map<string, Shape>()
+    for (const s of list) {
+      if (byName.has(s.name)) throw new Error(`internal: shape ${s.name} listed twice in the ${provider} table`)
+      byName.set(s.name, s)
+    }
+    table = {byName, names: list.map((s) => s.name)}
+    return table
   }
-  const names = shapes.map((s) => s.name)
   return {
     provider,
     source,
     get(name: string) {
-      const s = byName.get(name)
+      const s = built().byName.get(name)
       return s ? copyShape(s) : undefined
     },
-    names: () => [...names],
+    names: () => [...built().names],
   }
 }

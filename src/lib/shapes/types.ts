@@ -1,9 +1,8 @@
 // What citc knows about one machine shape: enough to write a NodeName line Slurm will accept.
+// Each provider's catalogue lives in its folder (providers/<name>/shapes.ts); its rule for memory too.
+import type {Provider} from '../providers/registry.js'
 
-export type Provider = 'aws' | 'google' | 'oracle' | 'local'
-export const PROVIDERS: readonly Provider[] = ['aws', 'google', 'oracle', 'local']
-export const CLOUD_PROVIDERS = ['aws', 'google', 'oracle'] as const satisfies readonly Provider[]
-
+export type {Provider} from '../providers/registry.js'
 export type Arch = 'x86_64' | 'arm64'
 
 export interface Gpu {

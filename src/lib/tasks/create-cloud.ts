@@ -23,6 +23,7 @@ import {CitcError, InvalidInputError, usageError, withRetry} from '../errors.js'
 import {confirmOrRefuse, type Io} from '../io.js'
 import {cloudInputsFor, cloudOf, defaultMgmtUser, KEY_FILES, PENDING_HOST, readClusterKeys, terraformEnvFor} from '../providers/cloud-cluster.js'
 import {readClusterOutputs, renderTerraformDir, tfvarsFor, type CloudProvider} from '../providers/cloud.js'
+import {cloudModule} from '../providers/registry.js'
 import {Controller} from '../slurm/controller.js'
 import {PlaybookError, runPlaybook} from '../tools/ansible.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary, type ResourceEvent} from '../tools/terraform.js'
@@ -123,7 +124,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
     const paths = registry.paths(name)
     const {admin, host} = prepareNew(r, paths)
     const imageOs = r.cloud.imageOs
-    const oracleAd = provider === 'oracle' ? Number(r.cloud.zone) : undefined
+    const oracleAd = cloudModule(provider).availabilityDomains ? Number(r.cloud.zone) : undefined
     registry.create(
       {
         name,

@@ -1,12 +1,13 @@
 // What `citc create` needs, from flags or — on a terminal — a short wizard. Every question has a
-// flag; --yes takes the defaults; without a terminal nothing is asked.
+// flag; --yes takes the defaults; without a terminal nothing is asked. Questions go through Io's
+// prompts (unit-tested with scripted answers).
 import {readFileSync} from 'node:fs'
-import {input, number, select} from '@inquirer/prompts'
 
-import {CLUSTER_NAME} from '../cluster/schema.js'
+import {CLUSTER_NAME} from '../cluster/name.js'
 import {InvalidInputError} from '../errors.js'
-import type {Io} from '../io.js'
-import {localCatalogue} from '../shapes/local.js'
+import {promptsOf, type Io} from '../io.js'
+import {localCatalogue} from '../providers/local/shapes.js'
+import {PROVIDER_MODULES, type Provider} from '../providers/registry.js'
 import {randomClusterName} from './names.js'
 
 export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
@@ -21,24 +22,21 @@ export interface CreateFlags {
 }
 
 /** Where the cluster runs: the first question of the wizard (local without a terminal). */
-export async function askProvider(io: Io): Promise<string> {
-  if (!io.interactive || io.yes) return 'local'
-  return select({
+export async function askProvider(io: Io): Promise<Provider> {
+  const [first] = PROVIDER_MODULES
+  if (!io.interactive || io.yes) return first.name
+  return promptsOf(io).select<Provider>({
     message: 'Where should the cluster run?',
-    choices: [
-      {name: 'local — this machine, no cloud account', value: 'local'},
-      {name: 'aws — Amazon Web Services', value: 'aws'},
-      {name: 'google — Google Cloud', value: 'google'},
-      {name: 'oracle — Oracle Cloud Infrastructure', value: 'oracle'},
-    ],
+    choices: PROVIDER_MODULES.map((m) => ({name: `${m.name} — ${m.title}`, value: m.name})),
   })
 }
 
 export async function resolveCreateInput(io: Io, flags: CreateFlags) {
   const ask = io.interactive && !io.yes
+  const prompts = promptsOf(io)
   const provider = 'local'
   let name = flags.name
-  if (!name) name = ask ? await input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
+  if (!name) name = ask ? await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
   if (!CLUSTER_NAME.test(name)) {
     throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
   }
@@ -58,7 +56,7 @@ export async function resolveCreateInput(io: Io, flags: CreateFlags) {
     const catalogue = localCatalogue()
     for (const shapeName of catalogue.names()) {
       const shape = catalogue.get(shapeName)!
-      const count = await number({
+      const count = await prompts.number({
         message: `How many ${shapeName} nodes at most (${shape.coresPerSocket * shape.sockets} core(s), ${shape.realMemoryMiB} MiB each)?`,
         default: shapeName === 'local.small' ? 4 : 0,
         min: 0,

@@ -17,9 +17,9 @@ import {driverFor, elasticLogger, readNodeHostConfig} from './node-programs.js'
 import {taskList, withInterrupts} from './listr.js'
 
 /** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
-function nodeDriver() {
+async function nodeDriver() {
   try {
-    return driverFor(readNodeHostConfig())
+    return await driverFor(readNodeHostConfig())
   } catch {
     return localDriver()
   }
@@ -42,7 +42,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
           {
             title: 'Power down every compute node',
             task: async (_, task) => {
-              const driver = nodeDriver()
+              const driver = await nodeDriver()
               const running = await driver.running()
               const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
               const outcomes = await driver.suspend(
@@ -78,7 +78,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
           {
             title: 'Check that nothing is left running',
             task: async () => {
-              const left = await nodeDriver().running()
+              const left = await (await nodeDriver()).running()
               if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
             },
           },

@@ -4,7 +4,7 @@ import {homedir} from 'node:os'
 
 import {CitcError} from '../errors.js'
 import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../providers/cloud.js'
-import {SWEEP_TOOLS} from '../providers/sweep.js'
+import {SWEEP_TOOLS} from '../providers/cloud-cluster.js'
 import {run, which} from '../tools/exec.js'
 import {compareVersions, detectTerraform, INSTALL_HINT} from '../tools/terraform.js'
 
@@ -129,14 +129,14 @@ export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<Doct
   }
 
   const ctx = {env: process.env, home: process.env.HOME || homedir()}
-  const credentials: CredentialCheck[] = clouds.map((provider) => {
-    const found = cloudProvider(provider).discoverCredentials(ctx)
+  const credentials: CredentialCheck[] = await Promise.all(clouds.map(async (provider) => {
+    const found = await cloudProvider(provider).discoverCredentials(ctx)
     return {
       provider,
       found: found.map(({id, label, kind, isDefault, problem, region, project}) => ({id, label, kind, isDefault, problem, region, project})),
       wouldUse: (found.find((s) => s.isDefault) ?? found[0])?.label,
     }
-  })
+  }))
 
   const missing = tools.filter((t) => t.required && !t.ok).map((t) => t.name)
   return {ok: missing.length === 0, scope: [...scope], tools, credentials, missing}

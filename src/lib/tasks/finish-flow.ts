@@ -7,7 +7,7 @@ import {clusterRegistry} from '../cluster/registry.js'
 import {withLock} from '../cluster/lock.js'
 import {CitcError, InvalidInputError, usageError} from '../errors.js'
 import {confirmOrRefuse, type Io} from '../io.js'
-import type {Provider} from '../shapes/types.js'
+import {PROVIDER_MODULES, providerModule, type Provider} from '../providers/registry.js'
 import type {ElasticSettings} from '../slurm/render.js'
 import {Controller} from '../slurm/controller.js'
 import {nodeDocuments, type Generated} from '../slurm/generate.js'
@@ -21,7 +21,7 @@ export interface FinishFlags {
   cluster?: string
   limits: string
   'dry-run': boolean
-  provider?: string
+  provider?: Provider
   'cluster-id': string
   'mgmt-shape'?: string
   'mgmt-ad'?: number
@@ -58,7 +58,7 @@ export function previewDocument(provider: Provider, clusterId: string, g: Genera
 export async function runFinish(io: Io, flags: FinishFlags, dataDir: string) {
   if (flags.provider) {
     if (!flags['dry-run']) throw usageError('--provider previews a configuration without a cluster: add --dry-run', 'to change a cluster, use -c NAME instead of --provider')
-    return preview(io, flags)
+    return preview(io, flags, flags.provider)
   }
   if (flags['output-dir']) throw usageError('--output-dir goes with --provider (a preview without a cluster)')
 
@@ -76,10 +76,9 @@ export async function runFinish(io: Io, flags: FinishFlags, dataDir: string) {
   })
 }
 
-function preview(io: Io, flags: FinishFlags) {
-  const provider = flags.provider as Provider
+function preview(io: Io, flags: FinishFlags, provider: Provider) {
   const given = [flags['mgmt-shape'], flags['mgmt-ad']].filter((v) => v !== undefined).length
-  if (given > 0 && provider !== 'oracle') throw usageError('--mgmt-shape and --mgmt-ad are for --provider oracle only')
+  if (given > 0 && !providerModule(provider).availabilityDomains) throw usageError(`--mgmt-shape and --mgmt-ad are for --provider ${PROVIDER_MODULES.filter((m) => m.availabilityDomains).map((m) => m.name).join(', ')} only`)
   if (given === 1) throw usageError('give both --mgmt-shape and --mgmt-ad (the management node uses one unit of that shape in that AD), or neither')
   const mgmt = given === 2 ? {shape: flags['mgmt-shape']!, ad: flags['mgmt-ad']} : undefined
   const {generated} = generateFromLimits({

@@ -6,7 +6,7 @@
 import {appendFileSync, mkdirSync, readFileSync} from 'node:fs'
 import {dirname} from 'node:path'
 
-import {localDriver} from '../providers/local/driver.js'
+import {isProvider, providerModule} from '../providers/registry.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
 import {expandHostlist} from '../slurm/hostlist.js'
@@ -34,9 +34,10 @@ export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? '/etc/
   }
 }
 
-export function driverFor(cfg: NodeHostConfig): NodeDriver {
-  if (cfg.provider === 'local') return localDriver({confPath: cfg.confPath, ...cfg.local})
-  return missingDriver(cfg.provider)
+/** The provider module's node driver (imported now: only a node program needs it), or one that says there is none. */
+export async function driverFor(cfg: NodeHostConfig): Promise<NodeDriver> {
+  const make = isProvider(cfg.provider) ? await providerModule(cfg.provider).nodeDriver() : undefined
+  return make ? make({confPath: cfg.confPath, ...cfg.local}) : missingDriver(cfg.provider)
 }
 
 /**
@@ -62,7 +63,8 @@ export function specFromState(n: NodeState): NodeSpec {
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'
 
-export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = readNodeHostConfig(), driver = driverFor(cfg)) {
+export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = readNodeHostConfig(), given?: NodeDriver) {
+  const driver = given ?? (await driverFor(cfg))
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})
   const names = expandHostlist(hostlist)

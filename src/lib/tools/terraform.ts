@@ -7,7 +7,11 @@
 //
 // The pure parts (version, plan JSON, progress lines, outputs, error explanation) are exported on their
 // own and unit-tested; the adapter is tested against test/doubles/terraform.
+// The wording of a hint for a cloud's own errors (credentials, quota, capacity) is its provider
+// module's (CloudPart.errorHints): images and node drivers meet the same errors.
 import {CitcError, remoteError, type Hint} from '../errors.js'
+import type {CloudErrorHints} from '../providers/module.js'
+import {CLOUD_PROVIDER_NAMES, cloudModule, type CloudProvider} from '../providers/registry.js'
 import {run, which, type ExecOptions, type ExecResult} from './exec.js'
 
 export type TerraformBinary = 'terraform' | 'tofu'
@@ -339,7 +343,7 @@ export type FailureReason =
   | 'invalid-input'
   | 'unknown'
 
-export type CloudName = 'aws' | 'google' | 'oracle'
+export type CloudName = CloudProvider
 
 export interface TerraformFailure {
   reason: FailureReason
@@ -408,25 +412,20 @@ const REASON_TEXT: Record<FailureReason, string> = {
 
 function hintFor(reason: FailureReason, step: TerraformStep, cloud: CloudName | undefined, output: string): Hint {
   const retry = step === 'destroy' ? 'then run `citc destroy` again' : 'then run `citc create --resume`'
+  const hints: CloudErrorHints | undefined = cloud ? cloudModule(cloud).cloud.errorHints : undefined
   switch (reason) {
     case 'credentials':
-      if (cloud === 'aws') return {fix: 'refresh the AWS credentials (`aws sso login --profile <profile>`, or new access keys in ~/.aws/credentials or the environment)', retry}
-      if (cloud === 'google') return {fix: 'run `gcloud auth application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS to a valid key file)', retry}
-      if (cloud === 'oracle') return {fix: 'check the API key of the profile in ~/.oci/config (user, fingerprint, key_file, tenancy) and that the key is uploaded to the user', retry}
-      return {fix: 'refresh the cloud credentials', retry}
+      return {fix: hints?.credentials ?? 'refresh the cloud credentials', retry}
     case 'permission': {
       const permission = permissionIn(output)
       return {fix: `give the credentials ${permission ? `the permission ${permission}` : 'the missing permission'} (or use an account that has it)`, retry}
     }
     case 'quota':
-      if (cloud === 'aws') return {fix: 'request a higher limit (Service Quotas console) or choose a smaller shape or another region', retry}
-      if (cloud === 'google') return {fix: 'request more quota (IAM & Admin > Quotas) or choose a smaller machine type or another region', retry}
-      if (cloud === 'oracle') return {fix: 'request a service limit increase (Governance > Limits) or choose another shape or availability domain', retry}
-      return {fix: 'raise the limit or choose a smaller shape', retry}
+      return {fix: hints?.quota ?? 'raise the limit or choose a smaller shape', retry}
     case 'capacity':
-      return {fix: `try another ${cloud === 'oracle' ? 'availability domain (--zone)' : 'zone (--zone)'} or shape (--mgmt-shape)`, retry: 'or wait and run `citc create --resume`'}
+      return {fix: `try another ${hints?.capacityPlace ?? 'zone (--zone)'} or shape (--mgmt-shape)`, retry: 'or wait and run `citc create --resume`'}
     case 'shape-unavailable':
-      return {fix: `choose a shape this region offers (--mgmt-shape) or another ${cloud === 'oracle' ? 'region' : 'region or zone'}`, retry}
+      return {fix: `choose a shape this region offers (--mgmt-shape) or another ${hints?.shapePlace ?? 'region or zone'}`, retry}
     case 'image-not-found':
       return {fix: 'choose another region or a shape of another architecture', retry}
     case 'throttled':
@@ -491,10 +490,7 @@ function oneLine(text: string, max = 300): string {
 
 /** Which cloud an error came from, when the caller did not say. */
 function guessCloud(output: string): CloudName | undefined {
-  if (/\baws_|hashicorp\/aws|amazonaws\.com|\bEC2\b/.test(output)) return 'aws'
-  if (/\bgoogle_|hashicorp\/google|googleapi|googleapis\.com/.test(output)) return 'google'
-  if (/\boci_|oracle\/oci|oraclecloud\.com|OPC request ID/.test(output)) return 'oracle'
-  return undefined
+  return CLOUD_PROVIDER_NAMES.find((p) => cloudModule(p).cloud.recognize.test(output))
 }
 
 /**

@@ -100,3 +100,51 @@ describe('cluster.yaml schema', () => {
     }
   })
 })
+
+describe('the cloud section, by provider', () => {
+  // cluster.yaml as `citc create` wrote it before provider modules existed: each must still parse.
+  const cloudRecord = (provider: string, cloud: string) => `name: lab
+provider: ${provider}
+createdAt: 2026-11-21T12:01:02.000Z
+origin: created
+mgmt:
+  host: 203.0.113.7
+  user: ubuntu
+  keyPath: /data/clusters/lab/keys/admin_ed25519
+  hostKeyFingerprint: ${FP}
+phase: creating
+cloud:
+${cloud}`
+  const written = {
+    aws: '  region: eu-west-2\n  zone: eu-west-2a\n  mgmtShape: t3a.medium\n  credentials: profile:research\n  profile: research\n  imageOs: debian-12\n  sshCidr: 203.0.113.0/24\n  citcBin: /opt/citc/bin/run.js\n  nodeBin: /usr/bin/node\n',
+    google: '  region: europe-west2\n  zone: europe-west2-b\n  mgmtShape: e2-standard-2\n  credentials: file:/home/me/key.json\n  credentialsFile: /home/me/key.json\n  project: my-project-1\n',
+    oracle:
+      '  region: uk-london-1\n  zone: "2"\n  mgmtShape: VM.Standard.E4.Flex.1.16\n  credentials: profile:DEFAULT\n  tenancyOcid: ocid1.tenancy.oc1..t\n  profile: DEFAULT\n  compartmentOcid: ocid1.compartment.oc1..c\n',
+  }
+
+  it.each(Object.entries(written))('%s: what citc wrote before still parses', (provider, cloud) => {
+    const r = parseClusterYaml(cloudRecord(provider, cloud), FILE)
+    expect(r.provider).toBe(provider)
+    expect(r.cloud?.region).toBeDefined()
+  })
+
+  it("refuses another provider's setting, located at its key", () => {
+    expect(problems(cloudRecord('aws', `${written.aws}  project: my-project-1\n`))).toEqual([{where: `${FILE}:21:3`, message: expect.stringMatching(/^cloud\.project: unknown key/)}])
+    expect(problems(cloudRecord('google', `${written.google}  tenancyOcid: ocid1.tenancy.oc1..t\n`))[0].message).toMatch(/^cloud\.tenancyOcid: unknown key/)
+  })
+
+  it("checks a provider's own fields: google's key file must be an absolute path", () => {
+    const p = problems(cloudRecord('google', written.google.replace('credentialsFile: /home/me/key.json', 'credentialsFile: key.json')))
+    expect(p).toEqual([{where: `${FILE}:16:20`, message: 'cloud.credentialsFile: must be an absolute path'}])
+  })
+
+  it('a local cluster has no cloud section; the common fields are still required', () => {
+    const local = cloudRecord('local', written.aws)
+    expect(problems(local).map((p) => p.message)).toContain('cloud: unknown key (a typo? citc does not ignore unknown keys)')
+    expect(problems(cloudRecord('aws', '  zone: eu-west-2a\n')).map((p) => p.message)).toEqual(['cloud.region: is required', 'cloud.mgmtShape: is required'])
+  })
+
+  it('still checks every other field when the provider is unknown', () => {
+    expect(problems(cloudRecord('azure', written.aws).replace('name: lab', 'name: Lab')).map((p) => p.message.split(':')[0]).sort()).toEqual(['name', 'provider'])
+  })
+})

@@ -3,7 +3,9 @@
 import {describe, expect, it} from 'vitest'
 
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
-import {splitOracleShape} from '../../../src/lib/providers/oracle/index.js'
+import type {AwsInputs} from '../../../src/lib/providers/aws/index.js'
+import type {GoogleInputs} from '../../../src/lib/providers/google/index.js'
+import {splitOracleShape, type OracleInputs} from '../../../src/lib/providers/oracle/index.js'
 import {
   CLOUD_PROVIDERS,
   cloudProvider,
@@ -13,9 +15,6 @@ import {
   readClusterOutputs,
   tfvarsFor,
   tildePath,
-  type AwsInputs,
-  type GoogleInputs,
-  type OracleInputs,
 } from '../../../src/lib/providers/cloud.js'
 import type {TerraformOutputs} from '../../../src/lib/tools/terraform.js'
 

@@ -6,7 +6,9 @@ import {dirname, join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {cloudProvider, type DiscoveryContext} from '../../../src/lib/providers/cloud.js'
-import {oracleCredentialInputs} from '../../../src/lib/providers/oracle/index.js'
+import {discoverAwsCredentials} from '../../../src/lib/providers/aws/credentials.js'
+import {discoverGoogleCredentials} from '../../../src/lib/providers/google/credentials.js'
+import {discoverOracleCredentials, oracleCredentialInputs} from '../../../src/lib/providers/oracle/credentials.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-creds-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -25,7 +27,7 @@ function home(files: Record<string, string> = {}): string {
 const ctx = (h: string, env: Record<string, string | undefined> = {}): DiscoveryContext => ({home: h, env})
 
 describe('aws', () => {
-  const discover = (c: DiscoveryContext) => cloudProvider('aws').discoverCredentials(c)
+  const discover = (c: DiscoveryContext) => discoverAwsCredentials(c)
 
   it('finds nothing in an empty home', () => {
     expect(discover(ctx(home()))).toEqual([])
@@ -76,7 +78,7 @@ describe('aws', () => {
 })
 
 describe('google', () => {
-  const discover = (c: DiscoveryContext) => cloudProvider('google').discoverCredentials(c)
+  const discover = (c: DiscoveryContext) => discoverGoogleCredentials(c)
   const serviceAccount = JSON.stringify({type: 'service_account', project_id: 'sa-project', client_email: 'citc@sa-project.iam.gserviceaccount.com'})
 
   it('finds GOOGLE_APPLICATION_CREDENTIALS first, then gcloud ADC, with project, region and zone', () => {
@@ -126,7 +128,7 @@ describe('google', () => {
 })
 
 describe('oracle', () => {
-  const discover = (c: DiscoveryContext) => cloudProvider('oracle').discoverCredentials(c)
+  const discover = (c: DiscoveryContext) => discoverOracleCredentials(c)
   const config = [
     '[DEFAULT]',
     'user=ocid1.user.oc1..default',

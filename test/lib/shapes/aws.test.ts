@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {awsCatalogue, awsSizeVcpus} from '../../../src/lib/shapes/aws.js'
+import {awsCatalogue, awsSizeVcpus} from '../../../src/lib/providers/aws/shapes.js'
 import type {Shape} from '../../../src/lib/shapes/types.js'
 
 const get = (name: string): Shape => {

@@ -3,7 +3,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {catalogueFor} from '../../../src/lib/shapes/index.js'
-import {PROVIDERS, type Shape, type ShapeCatalogue} from '../../../src/lib/shapes/types.js'
+import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
+import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
 
 /** Every shape of a catalogue, with Oracle's flex families at a few sizes inside their limits. */
 function allShapes(c: ShapeCatalogue): Shape[] {
@@ -24,7 +25,7 @@ function allShapes(c: ShapeCatalogue): Shape[] {
   return out
 }
 
-const catalogues = PROVIDERS.map((p) => [p, catalogueFor(p)] as const)
+const catalogues = PROVIDER_NAMES.map((p) => [p, catalogueFor(p)] as const)
 
 describe.each(catalogues)('%s catalogue', (provider, c) => {
   const shapes = allShapes(c)

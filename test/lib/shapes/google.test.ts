@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {googleCatalogue} from '../../../src/lib/shapes/google.js'
+import {googleCatalogue} from '../../../src/lib/providers/google/shapes.js'
 import {citcOverheadMiB} from '../../../src/lib/shapes/memory.js'
 import type {Shape} from '../../../src/lib/shapes/types.js'
 

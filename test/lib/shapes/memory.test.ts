@@ -1,14 +1,12 @@
 import {describe, expect, it} from 'vitest'
 
-import {
-  awsRealMemory,
-  citcOverheadMiB,
-  cloudRealMemory,
-  googleRealMemory,
-  localRealMemory,
-  oracleRealMemory,
-  realMemoryFor,
-} from '../../../src/lib/shapes/memory.js'
+import {localRealMemory} from '../../../src/lib/providers/local/shapes.js'
+import {realMemoryFor} from '../../../src/lib/shapes/index.js'
+import {citcOverheadMiB, cloudRealMemory} from '../../../src/lib/shapes/memory.js'
+
+const awsRealMemory = (mib: number) => realMemoryFor('aws', mib)
+const googleRealMemory = (mib: number) => realMemoryFor('google', mib)
+const oracleRealMemory = (mib: number) => realMemoryFor('oracle', mib)
 
 describe('RealMemory policy', () => {
   it("is CitC's AWS formula in the usual range: MiB − (MiB^0.7 × 0.9 + 500), floored", () => {

@@ -125,12 +125,12 @@ describe('nameClash (google: node permissions fenced by name prefix)', () => {
     ['lab-x', 'p2', undefined], // another project
     ['lab', 'p1', undefined], // itself (a re-run)
   ])('%s in %s', (name, project, expected) => {
-    const r = nameClash(name, project, [lab, {name: 'lab-y', provider: 'aws', cloud: {}}])
+    const r = nameClash('google', name, {region: 'europe-west2', mgmtShape: 'e2-standard-2', project}, [lab, {name: 'lab-y', provider: 'aws', cloud: {}}])
     if (expected) expect(r).toMatch(expected)
     else expect(r).toBeUndefined()
   })
   it('the shorter name clashes too', () => {
-    expect(nameClash('lab', 'p1', [{name: 'lab-x', provider: 'google', cloud: {project: 'p1'}}])).toMatch(/clashes with cluster lab-x/)
+    expect(nameClash('google', 'lab', {region: 'europe-west2', mgmtShape: 'e2-standard-2', project: 'p1'}, [{name: 'lab-x', provider: 'google', cloud: {project: 'p1'}}])).toMatch(/clashes with cluster lab-x/)
   })
 })
 

@@ -5,7 +5,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud.js'
+import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud-inputs.js'
 
 function readIni(file: string) {
   try {

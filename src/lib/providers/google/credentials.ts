@@ -5,7 +5,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud.js'
+import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud-inputs.js'
 
 interface KeyFile {
   type?: string
@@ -126,4 +126,26 @@ export function discoverGoogleCredentials(ctx: DiscoveryContext): CredentialSour
     })
   }
   return sources
+}
+
+/** A key file given with --credentials: its account and project, read from it. */
+export function googleKeySource(file: string, ctx: DiscoveryContext): CredentialSource {
+  let key: {client_email?: string; project_id?: string} = {}
+  let problem: string | undefined
+  try {
+    key = JSON.parse(readFileSync(file, 'utf8')) as typeof key
+  } catch (error) {
+    problem = `cannot read it as a JSON key file (${(error as NodeJS.ErrnoException).code ?? 'not JSON'})`
+  }
+  return {
+    provider: 'google',
+    id: `file:${file}`,
+    label: `${key.client_email ?? 'key file'} from ${tildePath(file, ctx.home)} (--credentials)`,
+    kind: 'key-file',
+    file,
+    account: key.client_email,
+    project: key.project_id,
+    isDefault: true,
+    problem,
+  }
 }

@@ -4,7 +4,8 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext, type OracleInputs} from '../cloud.js'
+import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud-inputs.js'
+import type {OracleInputs} from './index.js'
 
 export function ociConfigFile(ctx: DiscoveryContext): string {
   const named = ctx.env.OCI_CLI_CONFIG_FILE || ctx.env.OCI_CONFIG_FILE

@@ -14,9 +14,9 @@
 // c2-standard-60, c2d-standard-112, c3-standard-176, a2-highgpu-8g, a2-megagpu-16g, g2-standard-96.
 // That matches the sizes Google documents as spanning two NUMA nodes as far as we know; it is best
 // effort, and Slurm only checks the total core and thread counts.
-import {googleRealMemory} from './memory.js'
-import {fixedCatalogue, GIB, toShape, type ShapeSpec} from './table.js'
-import type {Arch} from './types.js'
+import {cloudRealMemory} from '../../shapes/memory.js'
+import {fixedCatalogue, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
+import type {Arch} from '../../shapes/types.js'
 
 export const GOOGLE_SOURCE =
   'Google Compute Engine machine families documentation (cloud.google.com/compute/docs: general-purpose, compute-optimized, accelerator-optimized machine types), checked 2026-11'
@@ -114,5 +114,5 @@ function googleSpecs(): ShapeSpec[] {
 export const googleCatalogue = fixedCatalogue(
   'google',
   GOOGLE_SOURCE,
-  googleSpecs().map((s) => toShape(s, googleRealMemory)),
+  () => googleSpecs().map((s) => toShape(s, cloudRealMemory)),
 )

@@ -17,9 +17,9 @@
 // - Sockets: see table.ts; maxVcpusPerSocket is one socket of the family's host CPU (e.g. c5 on
 //   24-core Xeon 8275CL = 48 vCPUs, so c5.18xlarge/24xlarge/metal are two sockets). Best effort:
 //   Slurm only checks the total core and thread counts.
-import {awsRealMemory} from './memory.js'
-import {fixedCatalogue, GIB, toShape, type ShapeSpec} from './table.js'
-import type {Arch, Shape} from './types.js'
+import {cloudRealMemory} from '../../shapes/memory.js'
+import {fixedCatalogue, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
+import type {Arch, Shape} from '../../shapes/types.js'
 
 export const AWS_SOURCE =
   'AWS EC2 instance types documentation (docs.aws.amazon.com/ec2/latest/instancetypes: general purpose, compute optimized, memory optimized, accelerated computing specifications; CPU options per instance type), checked 2026-11'
@@ -179,7 +179,7 @@ function awsShapes(): Shape[] {
       })
     }
   }
-  return specs.map((s) => toShape(s, awsRealMemory))
+  return specs.map((s) => toShape(s, cloudRealMemory))
 }
 
-export const awsCatalogue = fixedCatalogue('aws', AWS_SOURCE, awsShapes())
+export const awsCatalogue = fixedCatalogue('aws', AWS_SOURCE, awsShapes)

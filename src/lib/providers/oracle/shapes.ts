@@ -17,9 +17,9 @@
 //
 // Sockets: VMs are one socket (every VM below fits in one socket of its host); bare metal shapes are the
 // whole two-socket host.
-import {oracleRealMemory} from './memory.js'
-import {copyShape, GIB, toShape, type ShapeSpec} from './table.js'
-import type {Arch, Shape, ShapeCatalogue} from './types.js'
+import {cloudRealMemory} from '../../shapes/memory.js'
+import {copyShape, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
+import type {Arch, Shape, ShapeCatalogue} from '../../shapes/types.js'
 
 export const ORACLE_SOURCE =
   'OCI Compute Shapes reference (docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm: standard, optimized, GPU and flexible shapes), checked 2026-11'
@@ -85,7 +85,9 @@ function fixedSpec([name, ocpus, gb, sockets = 1, gpus, gpuModel]: Row): ShapeSp
   }
 }
 
-const FIXED_SHAPES: ReadonlyMap<string, Shape> = new Map(FIXED.map((r) => [r[0], toShape(fixedSpec(r), oracleRealMemory)]))
+let fixedShapes: ReadonlyMap<string, Shape> | undefined
+/** The fixed shapes, built on first use (see fixedCatalogue). */
+const FIXED_SHAPES = () => (fixedShapes ??= new Map(FIXED.map((r) => [r[0], toShape(fixedSpec(r), cloudRealMemory)])))
 
 /** The pattern a flex family is listed under in names(). */
 export const flexPattern = (family: string) => `${family}.<ocpus>.<gb>`
@@ -131,7 +133,7 @@ function flexShape(name: string): Shape | undefined {
       arch: f.arch,
       maxVcpusPerSocket: ocpus * f.threadsPerOcpu,
     },
-    oracleRealMemory,
+    cloudRealMemory,
   )
   return copyShape(shape)
 }
@@ -140,8 +142,8 @@ export const oracleCatalogue: ShapeCatalogue = {
   provider: 'oracle',
   source: ORACLE_SOURCE,
   get(name: string) {
-    const fixed = FIXED_SHAPES.get(name)
+    const fixed = FIXED_SHAPES().get(name)
     return fixed ? copyShape(fixed) : flexShape(name)
   },
-  names: () => [...FIXED_SHAPES.keys(), ...FLEX_FAMILIES.map((f) => flexPattern(f.name))],
+  names: () => [...FIXED_SHAPES().keys(), ...FLEX_FAMILIES.map((f) => flexPattern(f.name))],
 }

@@ -12,9 +12,8 @@ import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import os from 'node:os'
 import {join} from 'node:path'
 
-import {localRealMemory} from './memory.js'
-import {fixedCatalogue, toShape} from './table.js'
-import type {Arch, ShapeCatalogue} from './types.js'
+import {fixedCatalogue, toShape} from '../../shapes/table.js'
+import type {Arch, ShapeCatalogue} from '../../shapes/types.js'
 
 export const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
 
@@ -60,6 +59,11 @@ export function physicalCores(sysCpuDir: string): number | undefined {
   }
 }
 
+/** local: the shape's memory is already a cap below the host's memory, so Slurm gets all of it. */
+export function localRealMemory(memoryMiB: number): number {
+  return Math.max(1, Math.floor(memoryMiB))
+}
+
 export function localCatalogue(host?: LocalHost): ShapeCatalogue {
   const h = host ?? detectHost()
   const cpus = Math.max(1, Math.floor(h.cpus))
@@ -77,5 +81,5 @@ export function localCatalogue(host?: LocalHost): ShapeCatalogue {
     toShape({name, vcpus: n, memoryMiB, threadsPerCore: 1, arch, maxVcpusPerSocket: n}, localRealMemory),
   )
   const source = `${LOCAL_SOURCE}: ${cores} core(s), ${cpus} CPU(s), ${hostMiB} MiB, ${arch}`
-  return fixedCatalogue('local', source, shapes)
+  return fixedCatalogue('local', source, () => shapes)
 }

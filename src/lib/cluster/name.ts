@@ -1,0 +1,4 @@
+// A cluster's name, on its own (no zod): the provider modules check it without loading the schema.
+
+/** A cluster's name, also its id in node names: a letter, then up to 30 of [a-z0-9-] (CitC: "cheerful-macaw"). */
+export const CLUSTER_NAME = /^[a-z][a-z0-9-]{0,30}$/

@@ -1,0 +1,22 @@
+// The local provider: this machine is the management node, and compute nodes are slurmd processes
+// the node driver starts here (driver.ts). No cloud part: no Terraform, credentials or sweeper.
+import type {ProviderModule} from '../module.js'
+import {localCatalogue, localRealMemory} from './shapes.js'
+
+export const localModule: ProviderModule<'local'> = {
+  name: 'local',
+  title: 'this machine, no cloud account',
+  shapes: (opts = {}) => localCatalogue(opts.host),
+  realMemory: localRealMemory,
+  availabilityDomains: false,
+  flags: {
+    force: {kind: 'boolean', description: 'take over this machine even though a Slurm controller citc did not make is running'},
+  },
+  async nodeDriver() {
+    const {localDriver} = await import('./driver.js')
+    return localDriver
+  },
+  async imageBuilder() {
+    return undefined // compute nodes run this machine's own Slurm: no image to bake
+  },
+}

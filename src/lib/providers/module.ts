@@ -1,0 +1,156 @@
+// What one provider is to citc: the contract every folder under providers/ fulfils (registry.ts lists
+// them). Everything provider-specific sits behind it, so the rest of citc asks the module instead of
+// comparing provider names.
+//
+// Load time: registry.ts imports every module, and every command imports registry.ts (for its flag
+// options) — including the node programs slurmctld starts on each power event. So a module's own
+// file stays light: no zod at run time (its settings come as a factory handed zod by cluster/schema.ts),
+// no execa (sweepers import tools/exec.js when they run), no prompt library (questions go through
+// Io), and its node driver and image builder are imported only when asked for.
+import type {z as Zod} from 'zod'
+
+import type {InputProblem} from '../errors.js'
+import type {Io, Prompts} from '../io.js'
+import type {ShapeCatalogue} from '../shapes/types.js'
+import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
+import type {CloudSweeper, SweepContext} from './sweep.js'
+import type {NodeDriver} from './types.js'
+
+/** A flag of `citc create` only some providers take (its description is prefixed by the provider's name). */
+export interface CreateFlagSpec<S = object> {
+  kind: 'string' | 'boolean'
+  description: string
+  /** Where cluster.yaml keeps it once the cluster is made (such a setting is fixed from then on). */
+  recorded?(settings: CommonCloudSettings & Partial<S>): string | undefined
+}
+
+/** The zod shape of a provider's own fields in cluster.yaml's `cloud:` section, built with the zod it is given. */
+export type SettingsShape<S> = (z: typeof Zod) => {[K in keyof S]-?: Zod.ZodType<S[K]>}
+
+/** What a provider's create questions may use: the flags (or --config) given, and how to ask. */
+export interface CreateQuestions {
+  /** Ask for what is missing (a terminal, and no --yes). */
+  ask: boolean
+  io: Io
+  prompts: Prompts
+  ctx: DiscoveryContext
+  /** A flag's value, else the config file's (the file's position is remembered for problems). */
+  given(flag: string): string | undefined
+  /** Where a problem about a flag is reported: the config file's line, or "--flag". */
+  where(flag: string): string
+  /** An absolute path for a flag's value (relative to the config file when given there; ~ expanded). */
+  path(flag: string, value: string): string
+  /** A value that must be given, and there is no terminal to ask on. */
+  required(flag: string, what: string): never
+  /** The error for a flag's value, located where it was given. */
+  invalid(flag: string, message: string): Error
+}
+
+/** Hints for the cloud's own errors, by what went wrong (Terraform's today; images and drivers meet the same). */
+export interface CloudErrorHints {
+  /** Renew or fix the credentials (without the "then …" part). */
+  credentials: string
+  /** Raise the quota or change the request. */
+  quota: string
+  /** What to change when the cloud has no capacity: "zone (--zone)". */
+  capacityPlace: string
+  /** Where else to look for a shape: "region or zone". */
+  shapePlace: string
+}
+
+/** What a cloud provider adds: credentials, Terraform, sweeping and the create questions. */
+export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloudInputs> {
+  defaults: ProviderDefaults
+  /** The provider's fields of cluster.yaml's `cloud:` section (the common ones are cluster/schema.ts's). */
+  settings: SettingsShape<S>
+  /** `citc create` flags only this provider takes. */
+  flags: Record<string, CreateFlagSpec<S>>
+
+  // Credentials
+  /** Credentials found in the environment and the usual files; the default first (no network call; imported when asked). */
+  discoverCredentials(ctx: DiscoveryContext): Promise<CredentialSource[]>
+  /** The credential source recorded in cluster.yaml, as terraformEnv takes it. */
+  credentialSource(settings: CommonCloudSettings & Partial<S>): CredentialSource | undefined
+  /** Environment for Terraform (and the sweeper's tool) so it uses `source`; undefined removes a variable. */
+  terraformEnv(source: CredentialSource | undefined): Record<string, string | undefined>
+
+  // Create questions, in the wizard's order
+  /**
+   * The credentials the flags name (--profile, a key file…): a source, null when the flags give the key
+   * itself field by field, undefined when they name none (the wizard then offers what was found).
+   */
+  credentialsFromFlags(q: CreateQuestions, found: CredentialSource[]): Promise<CredentialSource | null | undefined>
+  /** The zone question ("Zone:") and its default for a region. */
+  zoneQuestion: string
+  defaultZone(region: string, source?: CredentialSource): string
+  /** The provider's own settings from the credentials chosen and the flags, asking for what is missing. */
+  askSettings(q: CreateQuestions, source: CredentialSource | undefined): Promise<Partial<S>>
+  /** Why this name cannot be used next to the clusters this machine knows (undefined: it can). */
+  nameClash?(name: string, settings: CommonCloudSettings & Partial<S>, clusters: Array<{name: string; provider: string; cloud?: object}>): string | undefined
+
+  // Terraform (templates/terraform/<name>/)
+  /** Every variable citc may write in citc.auto.tfvars.json (each is declared in variables.tf). */
+  variables: readonly string[]
+  /** Outputs citc reads after apply (each is declared in outputs.tf). */
+  outputs: readonly string[]
+  /** The Terraform inputs for a cluster's recorded settings (common inputs given). */
+  inputs(common: CommonCloudInputs, settings: CommonCloudSettings & Partial<S>): I
+  /** Problems with the provider-specific inputs, located by flag. */
+  check(inputs: I): InputProblem[]
+  /** The tfvars for these inputs (pure; defaults filled in, absent optional values left out). */
+  tfvars(inputs: I): Record<string, string | number>
+  /** Recognises this cloud in Terraform's output (for hints when the caller did not say which cloud). */
+  recognize: RegExp
+  errorHints: CloudErrorHints
+
+  // Leftovers
+  /** The command-line tool the sweeper drives, and how to install it. */
+  sweepTool: {tool: string; install: string}
+  sweeper(ctx: SweepContext, settings: CommonCloudSettings & Partial<S>): CloudSweeper
+}
+
+export interface CatalogueOptions {
+  /** local only: the machine the nodes run on (default: this one). */
+  host?: {cpus: number; memoryMiB: number; cores?: number; arch?: 'x86_64' | 'arm64'}
+}
+
+export interface ProviderModule<N extends string = string> {
+  name: N
+  /** "Amazon Web Services": the wizard's choice says "aws — Amazon Web Services". */
+  title: string
+  /** The shape catalogue (limits.yaml's shape names). */
+  shapes(opts?: CatalogueOptions): ShapeCatalogue
+  /** Memory Slurm may hand to jobs on a shape advertising `memoryMiB` (see shapes/memory.ts). */
+  realMemory(memoryMiB: number): number
+  /**
+   * Nodes are placed in numbered availability domains: limits give a count per AD, node features
+   * carry ad=N, and the management node's shape is subtracted once from its AD's limit.
+   */
+  availabilityDomains: boolean
+  /** `citc create` flags of a provider without a cloud part (local). */
+  flags?: Record<string, CreateFlagSpec>
+  /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
+  nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
+  /** The image builder (`citc rebuild-image`, imported when asked for); undefined: none yet. */
+  imageBuilder(): Promise<undefined>
+  cloud?: CloudPart
+}
+
+/** A provider with a cloud part. */
+export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs> extends ProviderModule<N> {
+  cloud: CloudPart<S, I>
+}
+
+/**
+ * A sweeper whose implementation (and the tools/exec.js it runs the cloud's CLI with) is imported
+ * when it is first used: the modules are imported by every command, sweeping happens in one.
+ */
+export function lazySweeper(tool: string, load: () => Promise<CloudSweeper>): CloudSweeper {
+  let loaded: Promise<CloudSweeper> | undefined
+  const sweeper = () => (loaded ??= load())
+  return {
+    tool,
+    list: async (kinds) => (await sweeper()).list(kinds),
+    delete: async (resource) => (await sweeper()).delete(resource),
+  }
+}

@@ -1,0 +1,134 @@
+// The create wizard's logic with scripted answers (Io's prompts), no pseudo-terminal: which questions
+// are asked, in which order, with which defaults, and what the answers become. test/cli/wizard.test.ts
+// drives the real prompts on a pty end to end.
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {confirmByTyping, confirmOrRefuse} from '../../../src/lib/io.js'
+import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
+import {resolveCloudCreate} from '../../../src/lib/tasks/create-cloud-input.js'
+import {askProvider, resolveCreateInput} from '../../../src/lib/tasks/create-wizard.js'
+import {scriptedIo, scriptedPrompts} from './scripted-prompts.js'
+
+const root = mkdtempSync(join(tmpdir(), 'citc-wizard-'))
+afterAll(() => rmSync(root, {recursive: true, force: true}))
+let n = 0
+function home(files: Record<string, string> = {}): string {
+  const h = join(root, `home-${++n}`)
+  mkdirSync(h, {recursive: true})
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(h, p)), {recursive: true})
+    writeFileSync(join(h, p), text)
+  }
+  return h
+}
+const dataDir = join(root, 'data')
+
+describe('the first question: where the cluster runs', () => {
+  it('offers every provider of the registry, local first, and returns the one chosen', async () => {
+    const prompts = scriptedPrompts([[/Where should the cluster run/, 'oracle']])
+    expect(await askProvider(scriptedIo(prompts))).toBe('oracle')
+    expect(prompts.asked[0].choices).toEqual([...PROVIDER_NAMES])
+    expect(PROVIDER_NAMES[0]).toBe('local')
+  })
+
+  it('asks nothing with --yes or without a terminal: local', async () => {
+    const prompts = scriptedPrompts([])
+    expect(await askProvider({...scriptedIo(prompts), yes: true})).toBe('local')
+    expect(await askProvider({...scriptedIo(prompts), interactive: false})).toBe('local')
+    expect(prompts.asked).toEqual([])
+  })
+})
+
+describe('local: name and node limits', () => {
+  it('asks the name, then a count per local shape; zero counts are left out', async () => {
+    const prompts = scriptedPrompts([
+      [/Cluster name/, 'lab'],
+      [/How many local\.small nodes/, 3],
+      [/How many local\.medium nodes/, 0],
+      [/How many local\.large nodes/, 1],
+    ])
+    const r = await resolveCreateInput(scriptedIo(prompts), {resume: false, force: false})
+    expect(r).toMatchObject({provider: 'local', name: 'lab', limitsText: 'local.small: 3\nlocal.large: 1\n', limitsFile: '(wizard)'})
+    expect(prompts.asked.find((q) => /local\.small/.test(q.message))?.default).toBe(4)
+    expect(prompts.left()).toEqual([])
+  })
+
+  it('a name the prompt refuses never gets through', async () => {
+    const prompts = scriptedPrompts([[/Cluster name/, 'Bad_Name']])
+    await expect(resolveCreateInput(scriptedIo(prompts), {resume: false, force: false})).rejects.toThrow(/refused/)
+  })
+})
+
+describe('clouds: credentials, region and zone, shape, name, limits', () => {
+  it('aws: picks among the credentials found, then asks region, zone (defaulting to the region\'s "a"), shape, name, limits', async () => {
+    const h = home({
+      '.aws/credentials': '[default]\naws_access_key_id=AKIAIOSFODNN7EXAMPLE\naws_secret_access_key=x\n[research]\naws_access_key_id=AKIAI44QH8DHBEXAMPLE\naws_secret_access_key=y\n',
+      '.aws/config': '[profile research]\nregion = eu-west-2\n',
+    })
+    const prompts = scriptedPrompts([
+      [/Which Amazon Web Services credentials/, 'profile:research'],
+      [/^Region:/, undefined], // the profile's region, as offered
+      [/^Zone:/, (q) => String(q.default)],
+      [/Shape of the management node/, 'c5.large'],
+      [/Cluster name/, 'lab'],
+      [/Node limits file/, ''],
+    ])
+    const io = scriptedIo(prompts)
+    const r = await resolveCloudCreate(io, 'aws', {}, dataDir, undefined, {home: h, env: {}})
+    expect(prompts.asked.map((q) => q.kind)).toEqual(['select', 'input', 'input', 'input', 'input', 'input'])
+    expect(prompts.asked[0].choices).toEqual(['profile:default', 'profile:research'])
+    expect(prompts.asked[1].default).toBe('eu-west-2')
+    expect(prompts.asked[2].default).toBe('eu-west-2a')
+    expect(r).toMatchObject({provider: 'aws', name: 'lab', limits: undefined})
+    expect(r.cloud).toEqual({region: 'eu-west-2', zone: 'eu-west-2a', mgmtShape: 'c5.large', credentials: 'profile:research', profile: 'research'})
+    expect(io.notes[0]).toMatch(/^Credentials: AWS profile research .* will be used\.$/)
+  })
+
+  it('google: the project question defaults to the key file\'s project; flags given are not asked', async () => {
+    const h = home({'key.json': JSON.stringify({type: 'service_account', project_id: 'proj-from-key', client_email: 'citc@proj-from-key.iam.gserviceaccount.com'})})
+    const prompts = scriptedPrompts([
+      [/^Zone:/, 'europe-west2-c'],
+      [/Google Cloud project ID/, (q) => String(q.default)],
+      [/Shape of the management node/, (q) => String(q.default)],
+      [/Node limits file/, ''],
+    ])
+    const r = await resolveCloudCreate(scriptedIo(prompts), 'google', {name: 'lab', region: 'europe-west2', credentials: join(h, 'key.json')}, dataDir, undefined, {home: h, env: {}})
+    expect(prompts.asked.find((q) => /project/.test(q.message))?.default).toBe('proj-from-key')
+    expect(r.cloud).toEqual({
+      region: 'europe-west2',
+      zone: 'europe-west2-c',
+      mgmtShape: 'e2-standard-2',
+      credentials: `file:${join(h, 'key.json')}`,
+      credentialsFile: join(h, 'key.json'),
+      project: 'proj-from-key',
+    })
+  })
+
+  it('oracle: asks for the availability domain, the tenancy and the compartment when no profile gives them', async () => {
+    const prompts = scriptedPrompts([
+      [/^Availability domain \(1, 2 or 3\):/, '2'],
+      [/Tenancy OCID/, 'ocid1.tenancy.oc1..t'],
+      [/Compartment OCID/, (q) => String(q.default)], // the root compartment, as offered
+      [/Shape of the management node/, 'VM.Standard.E4.Flex.2.32'],
+      [/Node limits file/, ''],
+    ])
+    const io = scriptedIo(prompts)
+    const r = await resolveCloudCreate(io, 'oracle', {name: 'lab', region: 'uk-london-1', user: 'ocid1.user.oc1..u', fingerprint: 'aa', 'key-file': '/k.pem'}, dataDir, undefined, {home: home(), env: {}})
+    expect(prompts.asked.find((q) => /Compartment/.test(q.message))?.default).toBe('ocid1.tenancy.oc1..t')
+    expect(r.cloud).toMatchObject({zone: '2', tenancyOcid: 'ocid1.tenancy.oc1..t', compartmentOcid: 'ocid1.tenancy.oc1..t', userOcid: 'ocid1.user.oc1..u', privateKeyPath: '/k.pem', mgmtShape: 'VM.Standard.E4.Flex.2.32'})
+    // The key was given field by field: no "none found" note about credentials.
+    expect(io.notes.some((m) => /none found/.test(m))).toBe(false)
+  })
+})
+
+describe('confirmations', () => {
+  it('a "no" cancels; typing another name cancels; the right name goes on', async () => {
+    await expect(confirmOrRefuse(scriptedIo(scriptedPrompts([[/Destroy/, false]])), 'Destroy lab?')).rejects.toThrow(/cancelled/)
+    await expect(confirmOrRefuse(scriptedIo(scriptedPrompts([[/Destroy/, true]])), 'Destroy lab?')).resolves.toBeUndefined()
+    await expect(confirmByTyping(scriptedIo(scriptedPrompts([[/Type the cluster name \(lab\)/, 'lba']])), 'lab', 'destroying it')).rejects.toThrow(/"lba" is not "lab"/)
+    await expect(confirmByTyping(scriptedIo(scriptedPrompts([[/Type the cluster name/, 'lab']])), 'lab', 'destroying it')).resolves.toBeUndefined()
+  })
+})
