@@ -32,7 +32,7 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
   }
 
   async run() {
-    const {runAddUser} = await import('../lib/tasks/add-user.js')
+    const {runAddUser} = await import('../lib/tasks/add-user/create-users.js')
     return runAddUser(this.io(), this.args.username, this.flags, this.config.dataDir)
   }
 }

@@ -70,7 +70,7 @@ Ctrl-C, skipping the steps done.`
     const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
     const {createCloud} = await import('../lib/tasks/create-cloud.js')
     const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
-    const {createLocal} = await import('../lib/tasks/create-local.js')
+    const {createLocal} = await import('../lib/tasks/create/create-local.js')
     const io = this.io()
     const flags = this.flags
     const config = flags.config ? loadClusterConfig(flags.config) : undefined

@@ -35,7 +35,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
   }
 
   async run() {
-    const {runFinish} = await import('../lib/tasks/finish-flow.js')
+    const {runFinish} = await import('../lib/tasks/finish/finish-workflow.js')
     return runFinish(this.io(), this.flags, this.config.dataDir)
   }
 }

@@ -17,7 +17,7 @@ import type {Io} from '../io.js'
 import type {CloudSettings} from '../providers/cloud-cluster.js'
 import {cloudProvider, expandHome, tildePath, type CloudProvider, type CredentialSource, type DiscoveryContext} from '../providers/cloud.js'
 import {oracleCredentialInputs} from '../providers/oracle/index.js'
-import {randomClusterName} from './names.js'
+import {randomClusterName} from './create/random-name.js'
 
 /** The keys of a cluster config file: the flags' names without "--". */
 export const clusterConfigSchema = z.strictObject({

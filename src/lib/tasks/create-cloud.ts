@@ -31,8 +31,8 @@ import {asRootOn, writeKnownHosts} from '../transport/management.js'
 import {generateEd25519KeyPair, type SshTransport} from '../transport/ssh.js'
 import type {Transport} from '../transport/types.js'
 import {locateProblems, type ResolvedCloudCreate} from './create-cloud-input.js'
-import {finishUnattended, generateFromLimits} from './finish.js'
-import {requestFor} from './finish-flow.js'
+import {finishUnattended, generateFromLimits} from './finish/apply-config.js'
+import {requestFor} from './finish/finish-workflow.js'
 import {taskList, withInterrupts} from './listr.js'
 import {
   CLOUD_INIT_WAIT,

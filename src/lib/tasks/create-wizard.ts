@@ -7,7 +7,7 @@ import {CLUSTER_NAME} from '../cluster/schema.js'
 import {InvalidInputError} from '../errors.js'
 import type {Io} from '../io.js'
 import {localCatalogue} from '../shapes/local.js'
-import {randomClusterName} from './names.js'
+import {randomClusterName} from './create/random-name.js'
 
 export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 

@@ -1,18 +1,18 @@
 // citc finish: limits.yaml → slurm.conf, as plan then apply. Validation happens before anything is
 // touched; the apply keeps a backup and puts it back if slurmctld does not come up with the new file.
-import {parseLimits} from '../config/limits.js'
-import type {Limits} from '../config/limits-types.js'
-import {CitcError, remoteError} from '../errors.js'
-import {catalogueFor, suggestShapes} from '../shapes/index.js'
-import type {Provider} from '../shapes/types.js'
-import {parseConfLines} from '../slurm/conf-parse.js'
-import {expandHostlist} from '../slurm/hostlist.js'
-import {Controller, isBusy, isPoweredUp} from '../slurm/controller.js'
-import {type Generated, generateConfig} from '../slurm/generate.js'
-import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
-import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
-import type {Transport} from '../transport/types.js'
-import {sleep} from '../proc.js'
+import {parseLimits} from '../../config/limits.js'
+import type {Limits} from '../../config/limits-types.js'
+import {CitcError, remoteError} from '../../errors.js'
+import {catalogueFor, suggestShapes} from '../../shapes/index.js'
+import type {Provider} from '../../shapes/types.js'
+import {parseConfLines} from '../../slurm/conf-parse.js'
+import {expandHostlist} from '../../slurm/hostlist.js'
+import {Controller, isBusy, isPoweredUp} from '../../slurm/controller.js'
+import {type Generated, generateConfig} from '../../slurm/generate.js'
+import {type FinishPlan, gresPath, planFinish} from '../../slurm/plan.js'
+import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../../slurm/render.js'
+import type {Transport} from '../../transport/types.js'
+import {sleep} from '../../proc.js'
 
 export interface GenerateRequest {
   provider: Provider

@@ -3,14 +3,14 @@ import {join} from 'node:path'
 
 import pLimit from 'p-limit'
 
-import {clusterRegistry} from '../cluster/registry.js'
-import type {Io} from '../io.js'
-import {connectCluster} from '../transport/connect.js'
-import {withLog} from '../transport/logged.js'
-import type {Transport} from '../transport/types.js'
-import {Accounting} from '../users/accounting.js'
-import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../users/directory.js'
-import {FORBIDDEN_IN_NAME} from '../users/validate.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {Io} from '../../io.js'
+import {connectCluster} from '../../transport/connect.js'
+import {withLog} from '../../transport/logged.js'
+import type {Transport} from '../../transport/types.js'
+import {Accounting} from '../../users/accounting.js'
+import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../../users/directory.js'
+import {FORBIDDEN_IN_NAME} from '../../users/validate.js'
 
 export interface ListedUser {
   username: string

@@ -18,16 +18,16 @@ import {join, posix} from 'node:path'
 import type {ListrTask} from 'listr2'
 import {input} from '@inquirer/prompts'
 
-import type {RendererName} from '../base-command.js'
-import {withLock} from '../cluster/lock.js'
-import {clusterRegistry} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
-import {CitcError, InvalidInputError, remoteError, usageError, type InputProblem} from '../errors.js'
-import type {Io} from '../io.js'
-import {connectCluster} from '../transport/connect.js'
-import {withLog} from '../transport/logged.js'
-import type {Transport} from '../transport/types.js'
-import {Accounting} from '../users/accounting.js'
+import type {RendererName} from '../../base-command.js'
+import {withLock} from '../../cluster/lock.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {CitcError, InvalidInputError, remoteError, usageError, type InputProblem} from '../../errors.js'
+import type {Io} from '../../io.js'
+import {connectCluster} from '../../transport/connect.js'
+import {withLog} from '../../transport/logged.js'
+import type {Transport} from '../../transport/types.js'
+import {Accounting} from '../../users/accounting.js'
 import {
   type ClusterInfo,
   CLUSTER_JSON,
@@ -37,13 +37,13 @@ import {
   type LdapConfig,
   readClusterInfo,
   readLdapConfig,
-} from '../users/directory.js'
-import {authorizedKeys, type KeyOptions} from '../users/keys.js'
-import {sshaHash} from '../users/ldif.js'
-import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../users/request.js'
-import {accountProblem, personNameProblem, USERNAME, usernameProblem} from '../users/validate.js'
-import {taskList, withInterrupts} from './listr.js'
-import {sleep} from '../proc.js'
+} from '../../users/directory.js'
+import {authorizedKeys, type KeyOptions} from '../../users/keys.js'
+import {sshaHash} from '../../users/ldif.js'
+import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../../users/request.js'
+import {accountProblem, personNameProblem, USERNAME, usernameProblem} from '../../users/validate.js'
+import {taskList, withInterrupts} from '../listr.js'
+import {sleep} from '../../proc.js'
 
 // ---------------------------------------------------------------------------------------------
 // The workflow on a node (testable without a registry: give it a Transport)

@@ -5,16 +5,16 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {withLock} from '../cluster/lock.js'
-import {clusterRegistry} from '../cluster/registry.js'
-import {CitcError} from '../errors.js'
-import {confirmByTyping, type Io} from '../io.js'
-import {localDriver} from '../providers/local/driver.js'
-import {runPlaybook} from '../tools/ansible.js'
-import {localTransport} from '../transport/local.js'
-import {playbookVars} from './create-local.js'
-import {driverFor, elasticLogger, readNodeHostConfig} from './node-programs.js'
-import {taskList, withInterrupts} from './listr.js'
+import {withLock} from '../../cluster/lock.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import {CitcError} from '../../errors.js'
+import {confirmByTyping, type Io} from '../../io.js'
+import {localDriver} from '../../providers/local/driver.js'
+import {runPlaybook} from '../../tools/ansible.js'
+import {localTransport} from '../../transport/local.js'
+import {playbookVars} from '../create/create-local.js'
+import {driverFor, elasticLogger, readNodeHostConfig} from '../node-programs.js'
+import {taskList, withInterrupts} from '../listr.js'
 
 /** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
 function nodeDriver() {
