@@ -3,8 +3,8 @@
 import {performance} from 'node:perf_hooks'
 
 import {awsCatalogue} from '../src/lib/shapes/aws.js'
-import {previewDocument} from '../src/lib/tasks/finish/finish-workflow.js'
-import {generateFromLimits} from '../src/lib/tasks/finish/apply-config.js'
+import {previewDocument} from '../src/lib/tasks/finish/preview.js'
+import {generateFromLimits} from '../src/lib/tasks/finish/generate-config.js'
 import {planFinish} from '../src/lib/slurm/plan.js'
 
 const TOTAL = 100_000

@@ -22,7 +22,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
   static flags = {
     limits: Flags.string({char: 'l', description: 'limits file', default: 'limits.yaml'}),
     'dry-run': Flags.boolean({description: 'show the configuration (or, on a cluster, the changes) and change nothing', default: false}),
-    provider: Flags.string({char: 'p', options: [...PROVIDERS], description: 'with --dry-run: preview for this provider without a cluster'}),
+    provider: Flags.option({char: 'p', options: PROVIDERS, description: 'with --dry-run: preview for this provider without a cluster'})(),
     'cluster-id': Flags.string({description: 'with --provider: the cluster id used in node names', default: 'citc'}),
     'mgmt-shape': Flags.string({description: 'oracle preview: the management node’s shape, subtracted once from the limits'}),
     'mgmt-ad': Flags.integer({description: 'oracle preview: the management node’s availability domain', min: 1}),
@@ -36,6 +36,19 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
 
   async run() {
     const {runFinish} = await import('../lib/tasks/finish/finish-workflow.js')
-    return runFinish(this.io(), this.flags, this.config.dataDir)
+    const f = this.flags
+    return runFinish(
+      this.io(),
+      {
+        cluster: f.cluster,
+        limitsFile: f.limits,
+        dryRun: f['dry-run'],
+        preview: f.provider ? {provider: f.provider, clusterId: f['cluster-id'], mgmtShape: f['mgmt-shape'], mgmtAd: f['mgmt-ad']} : undefined,
+        outputDir: f['output-dir'],
+        force: f.force,
+        wait: f.wait,
+      },
+      this.config.dataDir,
+    )
   }
 }
