@@ -12,6 +12,6 @@ export default class Users extends BaseCommand<typeof Users> {
 
   async run() {
     const {runListUsers} = await import('../lib/tasks/users/list-users.js')
-    return runListUsers(this.io(), this.flags, this.config.dataDir)
+    return runListUsers(this.io(), {cluster: this.flags.cluster}, this.config.dataDir)
   }
 }

@@ -5,8 +5,8 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {withLock} from '../../cluster/lock.js'
 import {clusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
 import {localDriver} from '../../providers/local/driver.js'
@@ -14,7 +14,7 @@ import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
 import {playbookVars} from '../create/create-local.js'
 import {driverFor, elasticLogger, readNodeHostConfig} from '../node-programs.js'
-import {taskList, withInterrupts} from '../listr.js'
+import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
 /** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
 function nodeDriver() {
@@ -30,75 +30,88 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
   const record = registry.get(name)
   if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
   await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
-  const paths = registry.paths(name)
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
-  const ansibleLog = join(paths.logsDir, `teardown-${stamp}.log`)
   const stopped: string[] = []
-
-  await withLock(paths.dir, 'citc destroy', () =>
-    withInterrupts(async (signal) => {
-      await taskList(
-        [
-          {
-            title: 'Power down every compute node',
-            task: async (_, task) => {
-              const driver = nodeDriver()
-              const running = await driver.running()
-              const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
-              const outcomes = await driver.suspend(
-                running.map((n) => ({name: n, shape: 'unknown'})),
-                (m) => {
-                  log(m)
-                  task.output = m
-                },
-              )
-              const failed = outcomes.filter((o) => !o.ok)
-              if (failed.length > 0) throw new CitcError('remote', `could not stop ${failed.map((f) => `${f.name} (${f.error})`).join(', ')}`)
-              stopped.push(...running)
-              task.title = `Powered down ${running.length} running node(s)`
-            },
-          },
-          {
-            title: 'Stop the daemons and remove what citc created (playbooks/teardown.yml)',
-            task: async (_, task) => {
-              const varsFile = join(paths.dir, 'ansible-vars.json')
-              writeFileSync(varsFile, JSON.stringify(playbookVars(record, packageRoot), null, 2), {mode: 0o600})
-              await runPlaybook(localTransport(), {
-                playbookPath: join(packageRoot, 'playbooks', 'teardown.yml'),
-                extraVarsPath: varsFile,
-                logFile: ansibleLog,
-                onTask: (t) => {
-                  task.output = t
-                },
-                signal,
-              })
-            },
-            rendererOptions: {outputBar: 1},
-          },
-          {
-            title: 'Check that nothing is left running',
-            task: async () => {
-              const left = await nodeDriver().running()
-              if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
-            },
-          },
-          {
-            title: `Forget cluster ${name}`,
-            task: () => registry.remove(name),
-          },
-        ],
-        io.renderer,
-      ).run()
-    }),
-  ).catch((error: unknown) => {
-    if (error instanceof CitcError && error.kind !== 'cancelled') {
-      throw new CitcError(error.kind, `destroy did not finish: ${error.message}`, {
-        hint: `the cluster's state is kept; fix the cause and run citc destroy ${name} again (log: ${ansibleLog})`,
-        details: error.details,
-      })
-    }
-    throw error
-  })
+  await clusterWorkflow(
+    {
+      paths: registry.paths(name),
+      command: 'citc destroy',
+      renderer: io.renderer,
+      rewrap: (error, {logFile}) =>
+        error.kind === 'cancelled'
+          ? error
+          : new CitcError(error.kind, `destroy did not finish: ${error.message}`, {
+              hint: `the cluster's state is kept; fix the cause and run citc destroy ${name} again (log: ${logFile('teardown')})`,
+              details: error.details,
+            }),
+    },
+    async (wf) => {
+      const ctx: DestroyLocalContext = {...wf.context, record, packageRoot, dir: registry.paths(name).dir, stopped, forget: () => registry.remove(name)}
+      await wf.steps([powerDownNodes, teardown, checkNothingRuns, forget], ctx)
+    },
+  )
   io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core) stay installed.`)
   return {destroyed: name, poweredDown: stopped, packagesKept: true}
+}
+
+interface DestroyLocalContext extends WorkflowContext {
+  record: ClusterRecord
+  /** The citc package on this machine: playbooks/teardown.yml. */
+  packageRoot: string
+  /** The cluster's state dir (the playbook's variables file goes there). */
+  dir: string
+  /** The nodes powered down (the result's poweredDown). */
+  stopped: string[]
+  /** Delete citc's state of the cluster. */
+  forget: () => void
+}
+
+const powerDownNodes: Step<DestroyLocalContext> = {
+  title: 'Power down every compute node',
+  run: async (ctx, task) => {
+    const driver = nodeDriver()
+    const running = await driver.running()
+    const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
+    const outcomes = await driver.suspend(
+      running.map((n) => ({name: n, shape: 'unknown'})),
+      (m) => {
+        log(m)
+        task.output = m
+      },
+    )
+    const failed = outcomes.filter((o) => !o.ok)
+    if (failed.length > 0) throw new CitcError('remote', `could not stop ${failed.map((f) => `${f.name} (${f.error})`).join(', ')}`)
+    ctx.stopped.push(...running)
+    task.title = `Powered down ${running.length} running node(s)`
+  },
+}
+
+const teardown: Step<DestroyLocalContext> = {
+  title: 'Stop the daemons and remove what citc created (playbooks/teardown.yml)',
+  rendererOptions: {outputBar: 1},
+  run: async (ctx, task) => {
+    const varsFile = join(ctx.dir, 'ansible-vars.json')
+    writeFileSync(varsFile, JSON.stringify(playbookVars(ctx.record, ctx.packageRoot), null, 2), {mode: 0o600})
+    await runPlaybook(localTransport(), {
+      playbookPath: join(ctx.packageRoot, 'playbooks', 'teardown.yml'),
+      extraVarsPath: varsFile,
+      logFile: ctx.logFile('teardown'),
+      onTask: (t) => {
+        task.output = t
+      },
+      signal: ctx.signal,
+    })
+  },
+}
+
+const checkNothingRuns: Step<DestroyLocalContext> = {
+  title: 'Check that nothing is left running',
+  run: async () => {
+    const left = await nodeDriver().running()
+    if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
+  },
+}
+
+const forget: Step<DestroyLocalContext> = {
+  title: (ctx) => `Forget cluster ${ctx.record.name}`,
+  run: (ctx) => ctx.forget(),
 }
