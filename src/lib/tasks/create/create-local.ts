@@ -94,7 +94,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       wf.cleanup(() => transport.close())
       wf.journal.markDone('register')
       const limits = {file: input.limitsFile, text: input.limitsText}
-      const ctx: LocalCreateContext = {...wf.context, record: () => record, root: transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}
+      const ctx: LocalCreateContext = {...wf.context, record: () => record, root: () => transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}
       await wf.steps(LOCAL_CREATE_STEPS, ctx)
 
       const next: Array<[string, string]> = [
@@ -146,7 +146,7 @@ const configureThisMachine = configureManagementNode<LocalCreateContext>({
 
 const ensureAccounting: Step<LocalCreateContext> = {
   title: (ctx) => `Accounting: the cluster and its default account "${ctx.record().name}" in slurmdbd`,
-  run: (ctx) => ensureAccount(ctx.root, ctx.record()),
+  run: (ctx) => ensureAccount(ctx.root(), ctx.record()),
 }
 
 /** The journal names (register, ansible, playbook, finish) are what existing clusters' --resume reads. */

@@ -24,8 +24,8 @@ export interface PlaybookRun {
 export interface ManagementContext extends WorkflowContext {
   /** The cluster as registered now (read again: earlier steps may have updated it). */
   record(): ClusterRecord
-  /** Root on the management node, every command logged. */
-  root: Transport
+  /** Root on the management node, every command logged (a cloud create connects in an earlier step). */
+  root(): Transport
   /** ansible-playbook's log in the cluster's logs/. */
   ansibleLog: string
   /** The node limits to apply; undefined: none were given (finish is skipped). */
@@ -88,9 +88,10 @@ export function applyLimits<Ctx extends ManagementContext>(): Step<Ctx> {
     async run(ctx, task) {
       const record = ctx.record()
       const limits = ctx.limits()!
-      const controller = new Controller(ctx.root, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
+      const root = ctx.root()
+      const controller = new Controller(root, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
       const {plan, result} = await finishUnattended({
-        transport: ctx.root,
+        transport: root,
         controller,
         request: requestFor(record, limits.file, limits.text),
         signal: ctx.signal,
