@@ -107,10 +107,11 @@ Ctrl-C, skipping the steps done.`
       const input = await resolveCreateInput(
         io,
         {
-          ...flags,
           name,
-          limits: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
-          'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'],
+          limitsFile: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
+          suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
+          resume: flags.resume,
+          force: flags.force,
         },
       )
       return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)
