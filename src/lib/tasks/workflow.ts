@@ -2,8 +2,9 @@
 // needs, written once, so that a workflow is its checks, its steps and its summary.
 //
 //   lock       the cluster's state dir is held for the whole run (cluster/lock.ts), as `command`
-//   interrupt  Ctrl-C / SIGTERM abort `signal`; a step that stops on it (or any step failing after it)
-//              ends as a `cancelled` error — exit 130 — after the clean-ups ran and the lock is released
+//   interrupt  Ctrl-C / SIGTERM abort `signal`; a failure after it reaches `rewrap` as interrupted (one
+//              that is not a CitcError becomes a `cancelled` one: exit 130, not 1), and the clean-ups run
+//              before the lock is released
 //   journal    a step with a `journal` name is marked done when it succeeds (with what it returned, if
 //              anything); with `resume`, a step done in an earlier run is skipped
 //   logs       `logFile('ansible')` is <cluster>/logs/ansible-<stamp>.log, one stamp for the whole run
