@@ -3,8 +3,8 @@
 import {performance} from 'node:perf_hooks'
 
 import {awsCatalogue} from '../src/lib/providers/aws/shapes.js'
-import {previewDocument} from '../src/lib/tasks/finish-flow.js'
-import {generateFromLimits} from '../src/lib/tasks/finish.js'
+import {previewDocument} from '../src/lib/tasks/finish/preview.js'
+import {generateFromLimits} from '../src/lib/tasks/finish/generate-config.js'
 import {planFinish} from '../src/lib/slurm/plan.js'
 
 const TOTAL = 100_000

@@ -32,7 +32,12 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
   }
 
   async run() {
-    const {runAddUser} = await import('../lib/tasks/add-user.js')
-    return runAddUser(this.io(), this.args.username, this.flags, this.config.dataDir)
+    const {runAddUser} = await import('../lib/tasks/add-user/add-user-workflow.js')
+    const f = this.flags
+    return runAddUser(
+      this.io(),
+      {cluster: f.cluster, username: this.args.username, firstName: f['first-name'], surname: f.surname, keys: f.key ?? [], account: f.account, from: f.from, wait: f.wait},
+      this.config.dataDir,
+    )
   }
 }

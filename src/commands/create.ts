@@ -86,7 +86,7 @@ Ctrl-C, skipping the steps done.`
     const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
     const {createCloud} = await import('../lib/tasks/create-cloud.js')
     const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
-    const {createLocal} = await import('../lib/tasks/create-local.js')
+    const {createLocal} = await import('../lib/tasks/create/create-local.js')
     const io = this.io()
     const flags = this.flags
     /** The providers' own flags (their modules declare them, so their names are not known here). */
@@ -125,11 +125,11 @@ Ctrl-C, skipping the steps done.`
       const input = await resolveCreateInput(
         io,
         {
-          ...flags,
-          force: providerFlagValues.force === true,
           name,
-          limits: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
-          'suspend-time': flags['suspend-time'] ?? config?.values['suspend-time'],
+          limitsFile: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
+          suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
+          resume: flags.resume,
+          force: providerFlagValues.force === true,
         },
       )
       return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)

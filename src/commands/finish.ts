@@ -35,7 +35,20 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
   }
 
   async run() {
-    const {runFinish} = await import('../lib/tasks/finish-flow.js')
-    return runFinish(this.io(), this.flags, this.config.dataDir)
+    const {runFinish} = await import('../lib/tasks/finish/finish-workflow.js')
+    const f = this.flags
+    return runFinish(
+      this.io(),
+      {
+        cluster: f.cluster,
+        limitsFile: f.limits,
+        dryRun: f['dry-run'],
+        preview: f.provider ? {provider: f.provider, clusterId: f['cluster-id'], mgmtShape: f['mgmt-shape'], mgmtAd: f['mgmt-ad']} : undefined,
+        outputDir: f['output-dir'],
+        force: f.force,
+        wait: f.wait,
+      },
+      this.config.dataDir,
+    )
   }
 }

@@ -11,7 +11,7 @@ export default class Users extends BaseCommand<typeof Users> {
   ]
 
   async run() {
-    const {runListUsers} = await import('../lib/tasks/users.js')
-    return runListUsers(this.io(), this.flags, this.config.dataDir)
+    const {runListUsers} = await import('../lib/tasks/users/list-users.js')
+    return runListUsers(this.io(), {cluster: this.flags.cluster}, this.config.dataDir)
   }
 }

@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
-import {generateFromLimits} from '../../src/lib/tasks/finish.js'
+import {generateFromLimits} from '../../src/lib/tasks/finish/generate-config.js'
 import {citc, type CliResult} from '../helpers/cli.js'
 import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'

@@ -8,7 +8,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {parseNodeStates} from '../../src/lib/slurm/controller.js'
 import {connectSsh} from '../../src/lib/transport/ssh/index.js'
-import {generateFromLimits} from '../../src/lib/tasks/finish.js'
+import {generateFromLimits} from '../../src/lib/tasks/finish/generate-config.js'
 import {citc} from '../helpers/cli.js'
 import {type SlurmSandbox, slurmSandbox} from '../helpers/slurm.js'
 import {type SshdSandbox, startSshd} from '../helpers/sshd.js'

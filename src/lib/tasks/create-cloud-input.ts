@@ -16,7 +16,7 @@ import {promptsOf, type Io} from '../io.js'
 import {expandHome, type CredentialSource, type DiscoveryContext} from '../providers/cloud-inputs.js'
 import type {CreateQuestions} from '../providers/module.js'
 import {CLOUD_PROVIDER_NAMES, cloudModule, PROVIDER_MODULES, PROVIDER_NAMES, type CloudProvider, type Provider} from '../providers/registry.js'
-import {randomClusterName} from './names.js'
+import {randomClusterName} from './create/random-name.js'
 
 /** Flags of `citc create` every cloud takes, and where cluster.yaml keeps each (fixed once the cluster is made). */
 const CLOUD_FLAGS: Record<string, ((c: CloudSettings) => string | undefined) | undefined> = {

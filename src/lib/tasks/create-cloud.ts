@@ -32,8 +32,8 @@ import {asRootOn, writeKnownHosts} from '../transport/management.js'
 import {generateEd25519KeyPair, type SshTransport} from '../transport/ssh/index.js'
 import type {Transport} from '../transport/types.js'
 import {locateProblems, type ResolvedCloudCreate} from './create-cloud-input.js'
-import {finishUnattended, generateFromLimits} from './finish.js'
-import {requestFor} from './finish-flow.js'
+import {finishUnattended} from './finish/apply-config.js'
+import {generateFromLimits, requestFor} from './finish/generate-config.js'
 import {taskList, withInterrupts} from './listr.js'
 import {
   CLOUD_INIT_WAIT,

@@ -8,15 +8,17 @@ import {InvalidInputError} from '../errors.js'
 import {promptsOf, type Io} from '../io.js'
 import {localCatalogue} from '../providers/local/shapes.js'
 import {PROVIDER_MODULES, type Provider} from '../providers/registry.js'
-import {randomClusterName} from './names.js'
+import {randomClusterName} from './create/random-name.js'
 
 export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 
-export interface CreateFlags {
+/** What was given for a local create (flags, --config); the wizard asks for the rest. */
+export interface LocalCreateGiven {
   name?: string
-  limits?: string
+  /** The limits file. */
+  limitsFile?: string
   /** Unset: 60 s for a new cluster, unchanged on a re-run. */
-  'suspend-time'?: number
+  suspendTime?: number
   resume: boolean
   force: boolean
 }
@@ -31,7 +33,7 @@ export async function askProvider(io: Io): Promise<Provider> {
   })
 }
 
-export async function resolveCreateInput(io: Io, flags: CreateFlags) {
+export async function resolveCreateInput(io: Io, flags: LocalCreateGiven) {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
   const provider = 'local'
@@ -43,12 +45,12 @@ export async function resolveCreateInput(io: Io, flags: CreateFlags) {
 
   let limitsText: string
   let limitsFile: string
-  if (flags.limits) {
-    limitsFile = flags.limits
+  if (flags.limitsFile) {
+    limitsFile = flags.limitsFile
     try {
-      limitsText = readFileSync(flags.limits, 'utf8')
+      limitsText = readFileSync(flags.limitsFile, 'utf8')
     } catch (error) {
-      throw new InvalidInputError([{where: '--limits', message: `cannot read ${flags.limits} (${(error as NodeJS.ErrnoException).code})`}])
+      throw new InvalidInputError([{where: '--limits', message: `cannot read ${flags.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
     }
   } else if (ask) {
     limitsFile = '(wizard)'
@@ -69,5 +71,5 @@ export async function resolveCreateInput(io: Io, flags: CreateFlags) {
     limitsFile = '(default limits)'
     limitsText = DEFAULT_LOCAL_LIMITS
   }
-  return {provider, name, limitsText, limitsFile, suspendTime: flags['suspend-time'], force: flags.force, resume: flags.resume}
+  return {provider, name, limitsText, limitsFile, suspendTime: flags.suspendTime, force: flags.force, resume: flags.resume}
 }

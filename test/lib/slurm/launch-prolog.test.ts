@@ -9,7 +9,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {InvalidInputError} from '../../../src/lib/errors.js'
 import {planFinish} from '../../../src/lib/slurm/plan.js'
 import {CHAINED_PROLOG_PREFIX, DISPLACED_PREFIX, sitePrologSlurmctld} from '../../../src/lib/slurm/render.js'
-import {generateFromLimits} from '../../../src/lib/tasks/finish.js'
+import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'
 
 const OURS = '/usr/local/libexec/citc/prolog-slurmctld'
 const dir = mkdtempSync(join(tmpdir(), 'citc-prolog-conf-'))

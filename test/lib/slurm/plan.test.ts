@@ -2,7 +2,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {planFinish} from '../../../src/lib/slurm/plan.js'
-import {generateFromLimits} from '../../../src/lib/tasks/finish.js'
+import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'
 
 const conf = (provider: 'local' | 'aws', limitsText: string) => generateFromLimits({provider, clusterId: 't', limitsText, limitsFile: 'limits.yaml'}).generated
 const plan = (provider: 'local' | 'aws', before: string, after: string) => {

@@ -8,7 +8,7 @@ import {generateKeyPairSync} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
 
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
-import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user.js'
+import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user/create-users.js'
 import {get, type LdifEntry, parseLdif} from '../../../src/lib/users/ldif.js'
 import {prepareUsers, requestFromFlags} from '../../../src/lib/users/request.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'

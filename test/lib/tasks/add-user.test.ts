@@ -12,8 +12,9 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import type {Io} from '../../../src/lib/io.js'
-import {createUsers, type CreateUsersOptions, gatherRequests, removeUser, runAddUser} from '../../../src/lib/tasks/add-user.js'
-import {countKeys, listUsers, usersTable} from '../../../src/lib/tasks/users.js'
+import {gatherRequests, runAddUser} from '../../../src/lib/tasks/add-user/add-user-workflow.js'
+import {createUsers, type CreateUsersOptions, removeUser} from '../../../src/lib/tasks/add-user/create-users.js'
+import {countKeys, listUsers, usersTable} from '../../../src/lib/tasks/users/list-users.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 import type {Transport} from '../../../src/lib/transport/types.js'
 import {Directory, readLdapConfig} from '../../../src/lib/users/directory.js'
@@ -302,7 +303,7 @@ describe('runAddUser (registry, lock, log)', () => {
     const saved = process.env.CITC_DATA_DIR
     delete process.env.CITC_DATA_DIR
     try {
-      const result = await runAddUser(io(lines), 'judy', {'first-name': 'Judy', surname: 'Hopps', key: [ed]}, dataDir, {
+      const result = await runAddUser(io(lines), {username: 'judy', firstName: 'Judy', surname: 'Hopps', keys: [ed], wait: false}, dataDir, {
         layout: {ldapJsonPath: s.ldapJsonPath, homeRoot, skelDir: skel, accounting: false, verifyNss: false},
       })
       expect(result.cluster).toBe('tst')
@@ -320,11 +321,12 @@ describe('runAddUser (registry, lock, log)', () => {
   })
 
   it('without a terminal, a missing answer is refused naming its flag', async () => {
-    await expect(gatherRequests(io(), 'kim', {key: [ed]})).rejects.toThrow(/--first-name is required \(there is no terminal to ask on\)/)
-    await expect(gatherRequests(io(), 'kim', {'first-name': 'K', key: [ed]})).rejects.toThrow(/--surname is required/)
-    await expect(gatherRequests(io(), 'kim', {'first-name': 'K', surname: 'L'})).rejects.toThrow(/--key is required/)
-    await expect(gatherRequests(io(), undefined, {})).rejects.toThrow(/USERNAME is required/)
-    await expect(gatherRequests(io(), 'kim', {from: 'users.yaml'})).rejects.toThrow(/--from takes every user from the file: do not also give USERNAME/)
-    await expect(gatherRequests(io(), undefined, {from: join(work, 'none.yaml')})).rejects.toThrow(/none\.yaml: no such file/)
+    await expect(gatherRequests(io(), {username: 'kim', keys: [ed]})).rejects.toThrow(/--first-name is required \(there is no terminal to ask on\)/)
+    await expect(gatherRequests(io(), {username: 'kim', firstName: 'K', keys: [ed]})).rejects.toThrow(/--surname is required/)
+    await expect(gatherRequests(io(), {username: 'kim', firstName: 'K', surname: 'L', keys: []})).rejects.toThrow(/--key is required/)
+    await expect(gatherRequests(io(), {keys: []})).rejects.toThrow(/USERNAME is required/)
+    await expect(gatherRequests(io(), {username: 'kim', keys: [], from: 'users.yaml'})).rejects.toThrow(/--from takes every user from the file: do not also give USERNAME/)
+    await expect(gatherRequests(io(), {keys: [ed], from: 'users.yaml'})).rejects.toThrow(/--from takes every user from the file: do not also give --key/)
+    await expect(gatherRequests(io(), {keys: [], from: join(work, 'none.yaml')})).rejects.toThrow(/none\.yaml: no such file/)
   })
 })

@@ -1,27 +1,25 @@
 // `citc create --provider local`: this machine becomes the management node of an elastic Slurm
 // cluster whose compute nodes are slurmd processes started on demand. The same management playbook
 // that cloud management nodes run, with a local connection; then finish with the chosen limits.
-// Every step is journaled: a re-run converges, `--resume` skips what is done.
+// Every step but the last is journaled (register, ansible, playbook, finish): a re-run converges,
+// `--resume` skips what is done. The playbook and finish steps are cloud create's too (management-steps.ts).
 import {writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 
-import {Journal} from '../cluster/journal.js'
-import {withLock} from '../cluster/lock.js'
-import {clusterRegistry} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
-import {CitcError} from '../errors.js'
-import {confirmOrRefuse, type Io} from '../io.js'
-import {checkPreflight, gatherFacts} from '../providers/local/preflight.js'
-import {Controller} from '../slurm/controller.js'
-import {runPlaybook} from '../tools/ansible.js'
-import {run, which} from '../tools/exec.js'
-import {localTransport} from '../transport/local.js'
-import type {Transport} from '../transport/types.js'
-import {withLog} from '../transport/logged.js'
-import {finishUnattended, generateFromLimits} from './finish.js'
-import {requestFor} from './finish-flow.js'
-import {taskList, withInterrupts} from './listr.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {CitcError} from '../../errors.js'
+import {confirmOrRefuse, type Io} from '../../io.js'
+import {checkPreflight, gatherFacts} from '../../providers/local/preflight.js'
+import {Controller} from '../../slurm/controller.js'
+import {run, which} from '../../tools/exec.js'
+import {localTransport} from '../../transport/local.js'
+import type {Transport} from '../../transport/types.js'
+import {withLog} from '../../transport/logged.js'
+import {generateFromLimits} from '../finish/generate-config.js'
+import {clusterWorkflow, type Step} from '../workflow.js'
+import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
 export const LOCAL_CONF_PATH = '/mnt/shared/etc/slurm/slurm.conf'
 const DEFAULT_SUSPEND_TIME = 60
@@ -37,8 +35,6 @@ export interface CreateLocalInput {
   /** The citc package on this machine: its bin/run.js runs the node programs, its playbooks/ configure. */
   packageRoot: string
 }
-
-const STEPS = ['register', 'ansible', 'playbook', 'finish'] as const
 
 export async function createLocal(io: Io, input: CreateLocalInput, dataDir: string) {
   const registry = clusterRegistry(dataDir)
@@ -75,89 +71,32 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
     })
   }
   const paths = registry.paths(input.name)
-  return withLock(paths.dir, 'citc create', () =>
-    withInterrupts(async (signal) => {
-      const journal = new Journal(paths.journal).load()
-      if (!input.resume && exists) journal.reset() // a plain re-run converges every step again
+  return clusterWorkflow(
+    {
+      paths,
+      command: 'citc create',
+      renderer: io.renderer,
+      journal: {resume: input.resume, reset: !input.resume && exists},
+      rewrap: (error, {interrupted, logFile}) => {
+        const resumeHint = `citc create --name ${input.name} --resume continues where it stopped`
+        if (interrupted) return new CitcError('cancelled', 'create interrupted', {hint: resumeHint})
+        return new CitcError(error.kind, error.message, {
+          hint: `${error.hint ? error.hint + '; then ' : ''}${resumeHint} (Ansible log: ${logFile('ansible')})`,
+          details: error.details,
+        })
+      },
+    },
+    async (wf) => {
       const record = registry.get(input.name)
       writeFileSync(join(paths.dir, 'limits.yaml'), input.limitsText, {mode: 0o600})
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-')
-      const ansibleLog = join(paths.logsDir, `ansible-${stamp}.log`)
-      const transport = withLog(localTransport(), join(paths.logsDir, `create-${stamp}.log`))
-      const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
-      const skip = (step: (typeof STEPS)[number]) => (input.resume && journal.done(step) ? 'done in an earlier run (--resume)' : false)
-      journal.markDone('register')
-      try {
-        await taskList(
-          [
-            {
-              title: 'Install Ansible (ansible-core) if missing',
-              skip: () => skip('ansible'),
-              task: async (_, task) => {
-                if (!(await which('ansible-playbook'))) {
-                  task.output = 'apt-get install -y ansible-core'
-                  await aptInstall(['ansible-core'], signal, ansibleLog)
-                }
-                journal.markDone('ansible')
-              },
-            },
-            {
-              title: 'Configure the management node (playbooks/management.yml)',
-              skip: () => skip('playbook'),
-              task: async (_, task) => {
-                const varsFile = join(paths.dir, 'ansible-vars.json')
-                writeFileSync(varsFile, JSON.stringify(playbookVars(record, input.packageRoot), null, 2), {mode: 0o600})
-                const r = await runPlaybook(localTransport(), {
-                  playbookPath: join(input.packageRoot, 'playbooks', 'management.yml'),
-                  extraVarsPath: varsFile,
-                  logFile: ansibleLog,
-                  onTask: (name) => {
-                    task.output = name
-                  },
-                  signal,
-                })
-                const stats = Object.values(r.recap)[0]
-                task.title = `Configure the management node (ok=${stats?.ok ?? 0} changed=${stats?.changed ?? 0})`
-                journal.markDone('playbook')
-              },
-              rendererOptions: {outputBar: 1},
-            },
-            {
-              title: 'Write slurm.conf from the limits and start slurmctld (finish)',
-              skip: () => skip('finish'),
-              task: async (_, task) => {
-                const {plan, result} = await finishUnattended({
-                  transport,
-                  controller,
-                  request: requestFor(record, input.limitsFile, input.limitsText),
-                  signal,
-                  report: (m) => {
-                    task.output = m
-                  },
-                })
-                task.title = plan.changed ? `Configuration applied (${result?.action})` : 'Configuration already up to date'
-                journal.markDone('finish')
-              },
-            },
-            {
-              title: `Accounting: the cluster and its default account "${record.name}" in slurmdbd`,
-              task: () => ensureAccount(transport, controller, record.name),
-            },
-          ],
-          io.renderer,
-        ).run()
-      } catch (error) {
-        if (signal.aborted) throw new CitcError('cancelled', 'create interrupted', {hint: `citc create --name ${input.name} --resume continues where it stopped`})
-        if (error instanceof CitcError) {
-          throw new CitcError(error.kind, error.message, {
-            hint: `${error.hint ? error.hint + '; then ' : ''}citc create --name ${input.name} --resume continues where it stopped (Ansible log: ${ansibleLog})`,
-            details: error.details,
-          })
-        }
-        throw error
-      } finally {
-        await transport.close()
-      }
+      const ansibleLog = wf.logFile('ansible')
+      const transport = withLog(localTransport(), wf.logFile('create'))
+      wf.cleanup(() => transport.close())
+      wf.journal.markDone('register')
+      const limits = {file: input.limitsFile, text: input.limitsText}
+      const ctx: LocalCreateContext = {...wf.context, record: () => record, root: () => transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}
+      await wf.steps(LOCAL_CREATE_STEPS, ctx)
+
       const next: Array<[string, string]> = [
         [`citc status -c ${input.name}`, 'the controller and every node'],
         [`citc add-user NAME --key ~/.ssh/id_ed25519.pub -c ${input.name}`, 'a directory user who can submit jobs'],
@@ -172,10 +111,46 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
           ...next.map(([c, why]) => `  ${c.padEnd(width)}  # ${why}`),
         ].join('\n'),
       )
-      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, steps: journal.steps().map((s) => s.step)}
-    }),
+      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, steps: wf.journal.steps().map((s) => s.step)}
+    },
   )
 }
+
+interface LocalCreateContext extends ManagementContext {
+  /** The cluster's state dir (the playbook's variables file goes there). */
+  dir: string
+  packageRoot: string
+}
+
+const installAnsible: Step<LocalCreateContext> = {
+  title: 'Install Ansible (ansible-core) if missing',
+  journal: 'ansible',
+  run: async (ctx, task) => {
+    if (!(await which('ansible-playbook'))) {
+      task.output = 'apt-get install -y ansible-core'
+      await aptInstall(['ansible-core'], ctx.signal, ctx.ansibleLog)
+    }
+  },
+}
+
+/** management.yml with a local connection: this machine is the management node. */
+const configureThisMachine = configureManagementNode<LocalCreateContext>({
+  title: 'Configure the management node (playbooks/management.yml)',
+  prepare: (ctx) => {
+    const extraVarsPath = join(ctx.dir, 'ansible-vars.json')
+    writeFileSync(extraVarsPath, JSON.stringify(playbookVars(ctx.record(), ctx.packageRoot), null, 2), {mode: 0o600})
+    return {transport: localTransport(), playbookPath: join(ctx.packageRoot, 'playbooks', 'management.yml'), extraVarsPath}
+  },
+  done: ({ok, changed}) => `Configure the management node (ok=${ok} changed=${changed})`,
+})
+
+const ensureAccounting: Step<LocalCreateContext> = {
+  title: (ctx) => `Accounting: the cluster and its default account "${ctx.record().name}" in slurmdbd`,
+  run: (ctx) => ensureAccount(ctx.root(), ctx.record()),
+}
+
+/** The journal names (register, ansible, playbook, finish) are what existing clusters' --resume reads. */
+const LOCAL_CREATE_STEPS = [installAnsible, configureThisMachine, applyLimits<LocalCreateContext>(), ensureAccounting]
 
 /** The variables the management playbook takes (group_vars/all.yml documents them). */
 export function playbookVars(record: ClusterRecord, packageRoot: string) {
@@ -199,7 +174,9 @@ async function aptInstall(packages: string[], signal: AbortSignal, logFile: stri
  * Users need an association to submit (AccountingStorageEnforce=associations): make sure slurmdbd
  * knows the cluster and its default account, which `citc add-user` puts users under.
  */
-async function ensureAccount(transport: Transport, controller: Controller, name: string) {
+async function ensureAccount(transport: Transport, record: ClusterRecord) {
+  const name = record.name
+  const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
   const sacctmgr = (args: string[]) => transport.run(controller.slurmArgv('sacctmgr', ['-i', ...args]), {timeoutMs: 60_000})
   const clusters = await sacctmgr(['-n', '-P', 'show', 'cluster', 'format=cluster'])
   if (!clusters.stdout.split('\n').includes(name)) await transport.check(controller.slurmArgv('sacctmgr', ['-i', 'add', 'cluster', name]))

@@ -1,61 +1,16 @@
-// citc finish: limits.yaml → slurm.conf, as plan then apply. Validation happens before anything is
-// touched; the apply keeps a backup and puts it back if slurmctld does not come up with the new file.
-import {parseLimits} from '../config/limits.js'
-import type {Limits} from '../config/limits-types.js'
-import {CitcError, remoteError} from '../errors.js'
-import {catalogueFor, suggestShapes} from '../shapes/index.js'
-import type {Provider} from '../shapes/types.js'
-import {parseConfLines} from '../slurm/conf-parse.js'
-import {expandHostlist} from '../slurm/hostlist.js'
-import {Controller, isBusy, isPoweredUp} from '../slurm/controller.js'
-import {type Generated, generateConfig} from '../slurm/generate.js'
-import {type FinishPlan, gresPath, planFinish} from '../slurm/plan.js'
-import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../slurm/render.js'
-import type {Transport} from '../transport/types.js'
-import {sleep} from '../proc.js'
-import {DEFAULT_PROGRAMS_DIR} from '../cluster/schema.js'
-
-export interface GenerateRequest {
-  provider: Provider
-  clusterId: string
-  limitsText: string
-  limitsFile: string
-  mgmt?: {shape: string; ad?: number}
-  elastic?: Partial<ElasticSettings>
-  base?: Partial<BaseInput>
-  current?: string
-}
-
-/** Parse and validate limits, then render. Throws InvalidInputError (exit 3) before anything else happens. */
-export function generateFromLimits(req: GenerateRequest): {limits: Limits; generated: Generated} {
-  const catalogue = catalogueFor(req.provider)
-  const limits = parseLimits(req.limitsText, {
-    file: req.limitsFile,
-    provider: req.provider,
-    catalogue,
-    suggest: (name) => suggestShapes(catalogue, name),
-    mgmt: req.mgmt,
-  })
-  const elastic = {...defaultElasticSettings(req.provider), ...req.elastic}
-  const base: BaseInput = {
-    clusterId: req.clusterId,
-    provider: req.provider,
-    controllerHost: `${req.clusterId}-mgmt`,
-    slurmUser: req.provider === 'local' ? 'root' : 'slurm',
-    accounting: true,
-    ...req.base,
-  }
-  const generated = generateConfig({
-    provider: req.provider,
-    clusterId: req.clusterId,
-    limits,
-    catalogue,
-    elastic,
-    current: req.current,
-    base,
-  })
-  return {limits, generated}
-}
+// Applying a generated configuration to a cluster, safely: upload, validate with Slurm's own parser,
+// back up, swap each file atomically, reconfigure or restart, verify — and put the backup back if
+// slurmctld does not come up with the new files. Nodes that leave are powered down first.
+import {DEFAULT_PROGRAMS_DIR} from '../../cluster/schema.js'
+import {CitcError, remoteError} from '../../errors.js'
+import {parseConfLines} from '../../slurm/conf-parse.js'
+import {expandHostlist} from '../../slurm/hostlist.js'
+import {Controller, isBusy, isPoweredUp} from '../../slurm/controller.js'
+import type {Generated} from '../../slurm/generate.js'
+import {type FinishPlan, gresPath} from '../../slurm/plan.js'
+import type {Transport} from '../../transport/types.js'
+import {sleep} from '../../proc.js'
+import {generateAndPlan, type GenerateRequest} from './generate-config.js'
 
 export interface ClusterState {
   currentConf?: string
@@ -269,16 +224,6 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
       hint: `log in to the management node and check slurmctld (service slurmctld status); backup: ${backup}`,
     })
   }
-}
-
-
-/** The configuration for these limits, merged into what the cluster runs now, and what would change. */
-export function generateAndPlan(state: ClusterState, request: Omit<GenerateRequest, 'current'>, confPath: string): {generated: Generated; plan: FinishPlan} {
-  // A PrologSlurmctld that does not exist would requeue every job: name citc's only where it is.
-  const elastic = {...request.elastic, launchProlog: state.launchPrologInstalled}
-  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf})
-  const plan = planFinish({currentConf: state.currentConf, newConf: generated.slurmConf, currentGres: state.currentGres, newGres: generated.gresConf, confPath})
-  return {generated, plan}
 }
 
 /**

@@ -3,14 +3,15 @@ import {join} from 'node:path'
 
 import pLimit from 'p-limit'
 
-import {clusterRegistry} from '../cluster/registry.js'
-import type {Io} from '../io.js'
-import {connectCluster} from '../transport/connect.js'
-import {withLog} from '../transport/logged.js'
-import type {Transport} from '../transport/types.js'
-import {Accounting} from '../users/accounting.js'
-import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../users/directory.js'
-import {FORBIDDEN_IN_NAME} from '../users/validate.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {Io} from '../../io.js'
+import {connectCluster} from '../../transport/connect.js'
+import {withLog} from '../../transport/logged.js'
+import type {Transport} from '../../transport/types.js'
+import {Accounting} from '../../users/accounting.js'
+import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../../users/directory.js'
+import {FORBIDDEN_IN_NAME} from '../../users/validate.js'
+import {logStamp} from '../workflow.js'
 
 export interface ListedUser {
   username: string
@@ -79,11 +80,11 @@ export function usersTable(users: readonly ListedUser[]): string {
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat(widths[i] - [...c].length))).join('  ')).join('\n')
 }
 
-export async function runListUsers(io: Io, flags: {cluster?: string}, dataDir: string): Promise<{cluster: string; users: ListedUser[]}> {
+export async function runListUsers(io: Io, input: {cluster?: string}, dataDir: string): Promise<{cluster: string; users: ListedUser[]}> {
   const registry = clusterRegistry(dataDir)
-  const name = registry.resolveName(flags.cluster)
+  const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
-  const logFile = join(registry.paths(name).logsDir, `users-${new Date().toISOString().replace(/[:.]/g, '-')}.log`)
+  const logFile = join(registry.paths(name).logsDir, `users-${logStamp()}.log`)
   const transport = withLog(await connectCluster(record), logFile)
   try {
     const users = await listUsers({transport, note: io.note})

@@ -1,5 +1,6 @@
-// `citc add-user`: a directory user with SSH keys, a home, a password and a Slurm association — made
-// through a Transport (this machine, or the management node over SSH), all or nothing.
+// Creating users on a node, as `citc add-user` does (add-user-workflow.ts runs it on a cluster): a
+// directory user with SSH keys, a home, a password and a Slurm association — made through a Transport
+// (this machine, or the management node over SSH), all or nothing. Testable without a registry.
 //
 //   1. (before the lock) every value is checked and every key fetched and parsed  — request.ts
 //   2. read the node's ldap.json / cluster.json; check each name is free in the directory, on the
@@ -12,22 +13,14 @@
 //      association, an account it created, homes, entries), and the error says what failed and what
 //      was undone (exit 4; 130 on Ctrl-C). A batch (--from) is all or nothing.
 import {randomBytes} from 'node:crypto'
-import {readFileSync} from 'node:fs'
-import {join, posix} from 'node:path'
+import {posix} from 'node:path'
 
 import type {ListrTask} from 'listr2'
-import {input} from '@inquirer/prompts'
 
-import type {RendererName} from '../base-command.js'
-import {withLock} from '../cluster/lock.js'
-import {clusterRegistry} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
-import {CitcError, InvalidInputError, remoteError, usageError, type InputProblem} from '../errors.js'
-import type {Io} from '../io.js'
-import {connectCluster} from '../transport/connect.js'
-import {withLog} from '../transport/logged.js'
-import type {Transport} from '../transport/types.js'
-import {Accounting} from '../users/accounting.js'
+import type {RendererName} from '../../base-command.js'
+import {CitcError, InvalidInputError, remoteError, type InputProblem} from '../../errors.js'
+import type {Transport} from '../../transport/types.js'
+import {Accounting} from '../../users/accounting.js'
 import {
   type ClusterInfo,
   CLUSTER_JSON,
@@ -37,16 +30,13 @@ import {
   type LdapConfig,
   readClusterInfo,
   readLdapConfig,
-} from '../users/directory.js'
-import {authorizedKeys, type KeyOptions} from '../users/keys.js'
-import {sshaHash} from '../users/ldif.js'
-import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../users/request.js'
-import {accountProblem, personNameProblem, USERNAME, usernameProblem} from '../users/validate.js'
-import {taskList, withInterrupts} from './listr.js'
-import {sleep} from '../proc.js'
-
-// ---------------------------------------------------------------------------------------------
-// The workflow on a node (testable without a registry: give it a Transport)
+} from '../../users/directory.js'
+import {authorizedKeys} from '../../users/keys.js'
+import {sshaHash} from '../../users/ldif.js'
+import type {PreparedUser} from '../../users/request.js'
+import {accountProblem, USERNAME, usernameProblem} from '../../users/validate.js'
+import {taskList} from '../listr.js'
+import {sleep} from '../../proc.js'
 
 export interface NodeLayout {
   /** The node's ldap.json (default /etc/citc/ldap.json). */
@@ -413,116 +403,4 @@ export async function removeUser(username: string, opts: Omit<CreateUsersOptions
   }
   if (await dir.deleteDn(dir.dn(username))) removed.push(`the directory entry ${dir.dn(username)}`)
   return removed
-}
-
-// ---------------------------------------------------------------------------------------------
-// The command's flow: registry, questions, lock, connection
-
-export interface AddUserFlags {
-  cluster?: string
-  'first-name'?: string
-  surname?: string
-  key?: string[]
-  account?: string
-  from?: string
-  wait?: boolean
-}
-
-export interface AddUserResult {
-  cluster: string
-  users: CreatedUser[]
-  logFile: string
-}
-
-/** Ask for what is missing on a terminal; without one, refuse naming the flag. */
-async function ask(io: Io, current: string | undefined, flag: string, message: string, validate: (v: string) => string | undefined): Promise<string> {
-  if (current !== undefined) return current
-  if (!io.interactive) throw usageError(`${flag} is required (there is no terminal to ask on)`, `pass ${flag}`)
-  return input({message, validate: (v) => validate(v) ?? true})
-}
-
-export async function gatherRequests(io: Io, username: string | undefined, flags: AddUserFlags): Promise<UserRequest[]> {
-  if (flags.from !== undefined) {
-    const given = (['first-name', 'surname', 'key', 'account'] as const).filter((f) => flags[f] !== undefined && !(Array.isArray(flags[f]) && flags[f].length === 0))
-    if (username !== undefined || given.length > 0) {
-      throw usageError(`--from takes every user from the file: do not also give ${username !== undefined ? 'USERNAME' : `--${given[0]}`}`)
-    }
-    let text: string
-    try {
-      text = readFileSync(flags.from, 'utf8')
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      throw new InvalidInputError([{where: flags.from, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}])
-    }
-    return parseUsersFile(text, flags.from, flags.from)
-  }
-  const name = await ask(io, username, 'USERNAME', 'Login name of the new user:', (v) => usernameProblem(v))
-  const first = await ask(io, flags['first-name'], '--first-name', `First name of ${name}:`, (v) => personNameProblem(v.trim(), 'the first name'))
-  const surname = await ask(io, flags.surname, '--surname', `Surname of ${name}:`, (v) => personNameProblem(v.trim(), 'the surname'))
-  let keys = flags.key ?? []
-  if (keys.length === 0) {
-    keys = [await ask(io, undefined, '--key', `SSH public key of ${name} (the key, a .pub file, or a URL like https://github.com/NAME.keys):`, (v) => (v.trim() ? undefined : 'a key is required'))]
-  }
-  return [requestFromFlags({username: name, firstName: first, surname, keys, account: flags.account})]
-}
-
-export interface RunAddUserOptions {
-  keyOptions?: KeyOptions
-  /** Node layout overrides (tests); the real command uses the node's own files. */
-  layout?: NodeLayout
-}
-
-export async function runAddUser(io: Io, username: string | undefined, flags: AddUserFlags, dataDir: string, o: RunAddUserOptions = {}): Promise<AddUserResult> {
-  const registry = clusterRegistry(dataDir)
-  const name = registry.resolveName(flags.cluster)
-  const record = registry.get(name)
-  const paths = registry.paths(name)
-
-  const requests = await gatherRequests(io, username, flags)
-  // Every value and every key before the lock or a connection: bad input costs nothing.
-  let prepared: PreparedUser[] = []
-  await taskList(
-    [
-      {
-        title: `Check ${requests.length === 1 ? requests[0].username : `${requests.length} users`} and fetch their SSH keys`,
-        task: async () => {
-          prepared = await prepareUsers(requests, o.keyOptions)
-        },
-      },
-    ],
-    io.renderer,
-  ).run()
-
-  return withLock(paths.dir, 'citc add-user', () => withInterrupts((signal) => onCluster(io, record, paths.logsDir, prepared, signal, o.layout)), {
-    wait: flags.wait,
-    timeoutMs: 30 * 60_000,
-  })
-}
-
-async function onCluster(io: Io, record: ClusterRecord, logsDir: string, users: PreparedUser[], signal: AbortSignal, layout: NodeLayout = {}): Promise<AddUserResult> {
-  const logFile = join(logsDir, `add-user-${new Date().toISOString().replace(/[:.]/g, '-')}.log`)
-  const transport = withLog(await connectCluster(record, {signal}), logFile)
-  try {
-    const created = await createUsers(users, {
-      transport,
-      renderer: io.renderer,
-      signal,
-      note: io.note,
-      ...layout,
-    })
-    for (const u of created) {
-      io.log(
-        `Added ${u.username} (uid ${u.uid}, ${u.name}): home ${u.home}, ${u.keys.length} SSH key${u.keys.length === 1 ? '' : 's'}` +
-          `${u.account ? `, Slurm account ${u.account}` : ''}. The password is in ${u.passwordFile} (readable by ${u.username} only).`,
-      )
-    }
-    return {cluster: record.name, users: created, logFile}
-  } catch (error) {
-    if (error instanceof CitcError && error.kind !== 'invalidInput') {
-      throw new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile}`, details: {...error.details, logFile}, cause: error})
-    }
-    throw error
-  } finally {
-    await transport.close()
-  }
 }

@@ -1,0 +1,117 @@
+// `citc destroy` for a local cluster: every node powered down (by the node driver, so it works even
+// when slurmctld is gone), then playbooks/teardown.yml stops the daemons citc started and removes the
+// configuration, state and shared data it created. The cluster's state is deleted last, only after
+// all that succeeded. apt packages stay.
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {CitcError} from '../../errors.js'
+import {confirmByTyping, type Io} from '../../io.js'
+import {localDriver} from '../../providers/local/driver.js'
+import {runPlaybook} from '../../tools/ansible.js'
+import {localTransport} from '../../transport/local.js'
+import {playbookVars} from '../create/create-local.js'
+import {driverFor, elasticLogger, readNodeHostConfig} from '../node-programs.js'
+import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
+
+/** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
+async function nodeDriver() {
+  try {
+    return await driverFor(readNodeHostConfig())
+  } catch {
+    return localDriver()
+  }
+}
+
+export async function destroyLocal(io: Io, name: string, dataDir: string, packageRoot: string) {
+  const registry = clusterRegistry(dataDir)
+  const record = registry.get(name)
+  if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
+  await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
+  const stopped: string[] = []
+  await clusterWorkflow(
+    {
+      paths: registry.paths(name),
+      command: 'citc destroy',
+      renderer: io.renderer,
+      rewrap: (error, {logFile}) =>
+        error.kind === 'cancelled'
+          ? error
+          : new CitcError(error.kind, `destroy did not finish: ${error.message}`, {
+              hint: `the cluster's state is kept; fix the cause and run citc destroy ${name} again (log: ${logFile('teardown')})`,
+              details: error.details,
+            }),
+    },
+    async (wf) => {
+      const ctx: DestroyLocalContext = {...wf.context, record, packageRoot, dir: registry.paths(name).dir, stopped, forget: () => registry.remove(name)}
+      await wf.steps([powerDownNodes, teardown, checkNothingRuns, forget], ctx)
+    },
+  )
+  io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core) stay installed.`)
+  return {destroyed: name, poweredDown: stopped, packagesKept: true}
+}
+
+interface DestroyLocalContext extends WorkflowContext {
+  record: ClusterRecord
+  /** The citc package on this machine: playbooks/teardown.yml. */
+  packageRoot: string
+  /** The cluster's state dir (the playbook's variables file goes there). */
+  dir: string
+  /** The nodes powered down (the result's poweredDown). */
+  stopped: string[]
+  /** Delete citc's state of the cluster. */
+  forget: () => void
+}
+
+const powerDownNodes: Step<DestroyLocalContext> = {
+  title: 'Power down every compute node',
+  run: async (ctx, task) => {
+    const driver = await nodeDriver()
+    const running = await driver.running()
+    const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
+    const outcomes = await driver.suspend(
+      running.map((n) => ({name: n, shape: 'unknown'})),
+      (m) => {
+        log(m)
+        task.output = m
+      },
+    )
+    const failed = outcomes.filter((o) => !o.ok)
+    if (failed.length > 0) throw new CitcError('remote', `could not stop ${failed.map((f) => `${f.name} (${f.error})`).join(', ')}`)
+    ctx.stopped.push(...running)
+    task.title = `Powered down ${running.length} running node(s)`
+  },
+}
+
+const teardown: Step<DestroyLocalContext> = {
+  title: 'Stop the daemons and remove what citc created (playbooks/teardown.yml)',
+  rendererOptions: {outputBar: 1},
+  run: async (ctx, task) => {
+    const varsFile = join(ctx.dir, 'ansible-vars.json')
+    writeFileSync(varsFile, JSON.stringify(playbookVars(ctx.record, ctx.packageRoot), null, 2), {mode: 0o600})
+    await runPlaybook(localTransport(), {
+      playbookPath: join(ctx.packageRoot, 'playbooks', 'teardown.yml'),
+      extraVarsPath: varsFile,
+      logFile: ctx.logFile('teardown'),
+      onTask: (t) => {
+        task.output = t
+      },
+      signal: ctx.signal,
+    })
+  },
+}
+
+const checkNothingRuns: Step<DestroyLocalContext> = {
+  title: 'Check that nothing is left running',
+  run: async () => {
+    const left = await (await nodeDriver()).running()
+    if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
+  },
+}
+
+const forget: Step<DestroyLocalContext> = {
+  title: (ctx) => `Forget cluster ${ctx.record.name}`,
+  run: (ctx) => ctx.forget(),
+}

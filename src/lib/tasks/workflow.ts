@@ -1,0 +1,173 @@
+// One shape for the cluster workflows (create, finish, add-user, destroy): the plumbing each of them
+// needs, written once, so that a workflow is its checks, its steps and its summary.
+//
+//   lock       the cluster's state dir is held for the whole run (cluster/lock.ts), as `command`
+//   interrupt  Ctrl-C / SIGTERM abort `signal`; a failure after it reaches `rewrap` as interrupted (one
+//              that is not a CitcError becomes a `cancelled` one: exit 130, not 1), and the clean-ups run
+//              before the lock is released
+//   journal    a step with a `journal` name is marked done when it succeeds (with what it returned, if
+//              anything); with `resume`, a step done in an earlier run is skipped
+//   logs       `logFile('ansible')` is <cluster>/logs/ansible-<stamp>.log, one stamp for the whole run
+//   errors     a failure of the steps (or of `guard`ed work) goes through the workflow's `rewrap`, which
+//              says how to go on (`--resume`, the log to read); errors before the steps keep their own hint
+//
+//   return clusterWorkflow({paths, command: 'citc create', renderer, journal: {resume, reset}, rewrap}, async (wf) => {
+//     const ctx = {...wf.context, record}            // the steps' typed context
+//     await wf.steps([installAnsible, configure], ctx)
+//     return {...}
+//   })
+//
+// A step is a small named function over that context (listr2 shows its title, output and duration).
+import {join} from 'node:path'
+
+import type {ListrTask} from 'listr2'
+
+import type {RendererName} from '../base-command.js'
+import {Journal} from '../cluster/journal.js'
+import {type LockOptions, withLock} from '../cluster/lock.js'
+import type {ClusterPaths} from '../cluster/registry.js'
+import {cancelled, CitcError} from '../errors.js'
+import {taskList, withInterrupts} from './listr.js'
+
+/** What every step gets, whatever the workflow. */
+export interface WorkflowContext {
+  /** Aborted on Ctrl-C / SIGTERM: pass it to everything that waits. */
+  readonly signal: AbortSignal
+  readonly journal: Journal
+  /** Whether this run continues an earlier one (--resume): journaled steps done then are skipped. */
+  readonly resume: boolean
+  /** A log file of this run in the cluster's logs/: `<kind>-<stamp>.log`. */
+  logFile(kind: string): string
+  /** The skip message for a journaled step done in an earlier run (with --resume), else false. */
+  doneEarlier(step: string): string | false
+}
+
+/** What a step may change on its line in the task list. */
+export interface StepTask {
+  title: string
+  output: string
+}
+
+export interface Step<Ctx> {
+  /** Its line in the task list (a function: from the context, when the list starts); the step may change it. */
+  title: string | ((ctx: Ctx) => string)
+  /**
+   * The journal's name for the step (existing clusters' journals use these names: never rename one).
+   * Marked done when the step succeeds, with what `run` returned as its data (unless undefined); with
+   * --resume, skipped when done in an earlier run — unless `always`.
+   */
+  journal?: string
+  /** Run even when the journal says done (what it makes does not outlive a run: a connection, a render). */
+  always?: boolean
+  /** Another reason to skip: its message, or false. Asked after the journal. */
+  skip?: (ctx: Ctx) => string | false
+  run: (ctx: Ctx, task: StepTask) => unknown
+  /** How listr2 shows the step's output: `outputBar: 1` keeps the last line under a long step. */
+  rendererOptions?: {outputBar?: number; persistentOutput?: boolean}
+}
+
+export interface WorkflowSpec {
+  /** The cluster's state paths: its dir is locked, its journal and logs/ used. */
+  paths: Pick<ClusterPaths, 'dir' | 'journal' | 'logsDir'>
+  /** Who holds the lock, as the user typed it: "citc create". */
+  command: string
+  renderer: RendererName
+  /** Lock options: `wait` (and its bound) for commands with a --wait flag. */
+  lock?: Pick<LockOptions, 'wait' | 'timeoutMs'>
+  /** Journaled workflows: `reset` forgets every step first (a plain re-run converges every step again). */
+  journal?: {resume: boolean; reset: boolean}
+  /**
+   * The error a failed step ends with. Gets CitcErrors only: an error of another kind passes
+   * unchanged, unless the run was interrupted (then it becomes a `cancelled` one first).
+   * `interrupted`: Ctrl-C was pressed, or the error is a cancellation.
+   */
+  rewrap?: (error: CitcError, run: {interrupted: boolean; logFile: (kind: string) => string}) => Error
+}
+
+export interface Workflow {
+  /** The plumbing part of a step context: spread it into the workflow's own (`{...wf.context, record}`). */
+  readonly context: WorkflowContext
+  readonly signal: AbortSignal
+  readonly journal: Journal
+  logFile(kind: string): string
+  /** Run steps in a task list over `ctx`; a failure is re-wrapped (spec.rewrap). */
+  steps<Ctx extends WorkflowContext>(steps: ReadonlyArray<Step<Ctx>>, ctx: Ctx): Promise<Ctx>
+  /** Run other work of the workflow (a confirmation between task lists, a library call) with the same re-wrap. */
+  guard<T>(fn: () => Promise<T>): Promise<T>
+  /** Run `fn` when the workflow ends, failed or not, before the lock is released (last added, first run). */
+  cleanup(fn: () => Promise<unknown> | unknown): void
+}
+
+const DONE_EARLIER = 'done in an earlier run (--resume)'
+
+/** The timestamp in log file names: an ISO time with ":" and "." as "-". */
+export function logStamp(now = new Date()): string {
+  return now.toISOString().replace(/[:.]/g, '-')
+}
+
+/** Lock the cluster, catch interrupts, open its journal, run `body`, clean up. */
+export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow) => Promise<R>): Promise<R> {
+  const stamp = logStamp()
+  const logFile = (kind: string) => join(spec.paths.logsDir, `${kind}-${stamp}.log`)
+  return withLock(
+    spec.paths.dir,
+    spec.command,
+    () =>
+      withInterrupts(async (signal) => {
+        const journal = new Journal(spec.paths.journal)
+        if (spec.journal) {
+          journal.load()
+          if (spec.journal.reset) journal.reset()
+        }
+        const resume = spec.journal?.resume ?? false
+        const context: WorkflowContext = {
+          signal,
+          journal,
+          resume,
+          logFile,
+          doneEarlier: (step) => (resume && journal.done(step) ? DONE_EARLIER : false),
+        }
+        const failure = (error: unknown): unknown => {
+          const interrupted = signal.aborted || (error instanceof CitcError && error.kind === 'cancelled')
+          const known = error instanceof CitcError ? error : interrupted ? cancelled(`${spec.command} interrupted`) : undefined
+          if (!known) return error
+          return spec.rewrap ? spec.rewrap(known, {interrupted, logFile}) : known
+        }
+        const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+          try {
+            return await fn()
+          } catch (error) {
+            throw failure(error)
+          }
+        }
+        const cleanups: Array<() => Promise<unknown> | unknown> = []
+        const wf: Workflow = {
+          context,
+          signal,
+          journal,
+          logFile,
+          guard,
+          cleanup: (fn) => cleanups.push(fn),
+          steps: (steps, ctx) => guard(() => taskList(steps.map((s) => listrTask(s, context, ctx)), spec.renderer, ctx).run()),
+        }
+        try {
+          return await body(wf)
+        } finally {
+          for (const fn of cleanups.reverse()) await fn()
+        }
+      }),
+    spec.lock ?? {},
+  )
+}
+
+function listrTask<Ctx>(step: Step<Ctx>, wf: WorkflowContext, ctx: Ctx): ListrTask<Ctx> {
+  return {
+    title: typeof step.title === 'function' ? step.title(ctx) : step.title,
+    skip: (ctx) => (step.journal && !step.always ? wf.doneEarlier(step.journal) : false) || (step.skip?.(ctx) ?? false),
+    task: async (ctx, task) => {
+      const data = await step.run(ctx, task)
+      if (step.journal) wf.journal.markDone(step.journal, data)
+    },
+    ...(step.rendererOptions ? {rendererOptions: step.rendererOptions} : {}),
+  }
+}
