@@ -20,6 +20,7 @@ import {input} from '@inquirer/prompts'
 
 import type {RendererName} from '../base-command.js'
 import {withLock} from '../cluster/lock.js'
+import {CLUSTER_JSON, type ManagementContract, readManagementContract} from '../cluster/management-contract.js'
 import {clusterRegistry} from '../cluster/registry.js'
 import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError, InvalidInputError, remoteError, usageError, type InputProblem} from '../errors.js'
@@ -28,16 +29,7 @@ import {connectCluster} from '../transport/connect.js'
 import {withLog} from '../transport/logged.js'
 import type {Transport} from '../transport/types.js'
 import {Accounting} from '../users/accounting.js'
-import {
-  type ClusterInfo,
-  CLUSTER_JSON,
-  Directory,
-  getentPasswd,
-  LDAP_JSON,
-  type LdapConfig,
-  readClusterInfo,
-  readLdapConfig,
-} from '../users/directory.js'
+import {Directory, getentPasswd, LDAP_JSON, type LdapConfig, readLdapConfig} from '../users/directory.js'
 import {authorizedKeys, type KeyOptions} from '../users/keys.js'
 import {sshaHash} from '../users/ldif.js'
 import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../users/request.js'
@@ -101,7 +93,7 @@ interface Undo {
 
 interface Plan {
   ldap: LdapConfig
-  cluster?: ClusterInfo
+  cluster?: ManagementContract
   homeRoot: string
   skelDir: string | null
   shell: string
@@ -141,7 +133,7 @@ async function readPlan(o: CreateUsersOptions): Promise<Plan> {
   // cluster.json is needed only for defaults that were not given.
   const needCluster = o.homeRoot === undefined && ldap.homeDir === undefined
   const needAccountDefaults = o.accounting !== false && (o.defaultAccount === undefined || o.accounting?.confPath === undefined)
-  const cluster = needCluster || needAccountDefaults ? await readClusterInfo(t, o.clusterJsonPath ?? CLUSTER_JSON) : undefined
+  const cluster = needCluster || needAccountDefaults ? await readManagementContract(t, o.clusterJsonPath ?? CLUSTER_JSON) : undefined
   const homeRoot = o.homeRoot ?? ldap.homeDir ?? posix.join(cluster!.sharedDir, 'home')
   const defaultAccount = o.defaultAccount ?? cluster?.name ?? 'citc'
   return {

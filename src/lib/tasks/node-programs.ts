@@ -3,9 +3,11 @@
 // shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
 // step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
 // reason — so no job waits ResumeTimeout for a node that will never come.
-import {appendFileSync, mkdirSync, readFileSync} from 'node:fs'
+import {appendFileSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
+import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
+import {CitcError} from '../errors.js'
 import {localDriver} from '../providers/local/driver.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
@@ -13,29 +15,16 @@ import {expandHostlist} from '../slurm/hostlist.js'
 import {featureValue} from '../slurm/nodes.js'
 import {localTransport} from '../transport/local.js'
 
-/** What the management playbook wrote to /etc/citc/cluster.json. */
-export interface NodeHostConfig {
-  name: string
-  provider: string
-  confPath: string
-  elasticLog: string
-  /** Local provider: overrides for the driver (tests use private paths). */
-  local?: Record<string, unknown>
-}
+/** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
+export type NodeHostConfig = ManagementContract
 
-export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? '/etc/citc/cluster.json'): NodeHostConfig {
-  const raw = JSON.parse(readFileSync(path, 'utf8')) as Partial<NodeHostConfig>
-  return {
-    name: raw.name ?? 'citc',
-    provider: raw.provider ?? 'local',
-    confPath: raw.confPath ?? '/etc/slurm/slurm.conf',
-    elasticLog: raw.elasticLog ?? '/var/log/citc/elastic.log',
-    local: raw.local,
-  }
+/** The node programs' cluster.json: /etc/citc/cluster.json, or CITC_NODE_CONFIG's. */
+export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON): NodeHostConfig {
+  return readManagementContractFile(path)
 }
 
 export function driverFor(cfg: NodeHostConfig): NodeDriver {
-  if (cfg.provider === 'local') return localDriver({confPath: cfg.confPath, ...cfg.local})
+  if (cfg.provider === 'local') return localDriver({...cfg.driver, confPath: cfg.confPath})
   return missingDriver(cfg.provider)
 }
 
@@ -62,7 +51,25 @@ export function specFromState(n: NodeState): NodeSpec {
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'
 
-export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = readNodeHostConfig(), driver = driverFor(cfg)) {
+/** The elastic log the role sets up (citc_log_dir): where a node program says why it could not start. */
+const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
+
+/** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
+function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
+  try {
+    return readNodeHostConfig()
+  } catch (error) {
+    const hint = error instanceof CitcError && error.hint ? ` (Try: ${error.hint})` : ''
+    try {
+      elasticLogger(DEFAULT_ELASTIC_LOG, `citc-node-${program}`)(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}${hint}`)
+    } catch {
+      // Not even the log can be written: slurmctld's log has the exit status, stderr has the error.
+    }
+    throw error
+  }
+}
+
+export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = configOrLog(program, hostlist), driver = driverFor(cfg)) {
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})
   const names = expandHostlist(hostlist)
