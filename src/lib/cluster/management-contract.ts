@@ -192,7 +192,7 @@ export function readManagementContractFile(file = CLUSTER_JSON, opts: {optional?
       if (opts.optional) return undefined
       throw missing(file, 'this machine')
     }
-    throw new ManagementContractError(`cannot read ${file} on this machine: ${(error as Error).message}`, file, [], undefined, 'run it as root or as the Slurm user (the file is 0644 root)')
+    throw new ManagementContractError(`cannot read ${file} on this machine: ${(error as Error).message}`, file, [], undefined, `it should be a file anyone may read (0644 root); ${rerun(undefined)}`)
   }
   return parseManagementContract(text, file)
 }
