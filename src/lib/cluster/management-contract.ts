@@ -138,7 +138,7 @@ export function parseManagementContract(text: string, file: string, where = 'thi
         `run the citc version that set up the cluster${name ? ` ${name}` : ''} (on the management node and on your workstation), or ${rerun(name)} with this one`,
       )
     }
-    const was = version === undefined ? 'no "version": an older citc' : `version ${JSON.stringify(version)}`
+    const was = version === undefined ? 'it has no "version"' : `version ${JSON.stringify(version)}`
     throw new ManagementContractError(
       `${at} was written by an older citc (${was}; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`,
       file,

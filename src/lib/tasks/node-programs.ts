@@ -3,7 +3,7 @@
 // shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
 // step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
 // reason — so no job waits ResumeTimeout for a node that will never come.
-import {appendFileSync, mkdirSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
@@ -56,12 +56,17 @@ const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
 
 /** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
 function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
+  const file = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON
   try {
-    return readNodeHostConfig()
+    return readNodeHostConfig(file)
   } catch (error) {
     const hint = error instanceof CitcError && error.hint ? ` (Try: ${error.hint})` : ''
     try {
-      elasticLogger(DEFAULT_ELASTIC_LOG, `citc-node-${program}`)(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}${hint}`)
+      // The cluster's own file only (another one, CITC_NODE_CONFIG's, belongs to no cluster's log), and
+      // only on a management node (the role made the directory): never create it anywhere else.
+      if (file === CLUSTER_JSON && existsSync(dirname(DEFAULT_ELASTIC_LOG))) {
+        elasticLogger(DEFAULT_ELASTIC_LOG, `citc-node-${program}`)(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}${hint}`)
+      }
     } catch {
       // Not even the log can be written: slurmctld's log has the exit status, stderr has the error.
     }

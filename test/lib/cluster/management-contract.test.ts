@@ -71,7 +71,7 @@ describe('parseManagementContract', () => {
   it('a file without a version (an older citc): names the file, the field and the way out', () => {
     const {version: _, ...old} = local
     const e = failure({...old, local: {runDir: '/run/x'}})
-    expect(e.message).toBe(`${FILE} on root@mgmt was written by an older citc (no "version": an older citc; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`)
+    expect(e.message).toBe(`${FILE} on root@mgmt was written by an older citc (it has no "version"; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`)
     expect(e.fields).toEqual(['version'])
     expect(e.clusterName).toBe('demo')
     expect(e.hint).toBe('re-run `citc create --name demo` where the cluster was created: its management playbook (re)writes this file')
