@@ -18,6 +18,7 @@ export const INTEGRATION = [
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
   'test/cli/manifest.test.ts',
+  'test/cli/node-program.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
@@ -31,6 +32,7 @@ export const INTEGRATION = [
   // ansible-playbook.
   'test/lib/tools/ansible.test.ts',
   'test/playbooks/group-vars.test.ts',
+  'test/playbooks/management-contract.test.ts',
 ]
 
 /** Whole clusters and pseudo-terminal tests. */

@@ -29,6 +29,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {lockSystem} from '../helpers/system-lock.js'
 import {waitFor} from '../helpers/wait.js'
 
+import {MANAGEMENT_CONTRACT_VERSION, readManagementContractFile} from '../../src/lib/cluster/management-contract.js'
 import {pidAlive, sleep} from '../../src/lib/proc.js'
 import {type PlaybookResult, runPlaybook} from '../../src/lib/tools/ansible.js'
 import {localTransport} from '../../src/lib/transport/local.js'
@@ -226,6 +227,8 @@ describe('the management and teardown playbooks on this machine', () => {
       confPath: '/etc/slurm/slurm.conf',
       elasticLog: '/var/log/citc/elastic.log',
     })
+    // What the node programs, add-user and preflight read: the contract's own reader accepts it.
+    expect(readManagementContractFile('/etc/citc/cluster.json')).toMatchObject({version: MANAGEMENT_CONTRACT_VERSION, provider: 'local', driver: {}})
   })
 
   it('changes nothing on a second run', async () => {

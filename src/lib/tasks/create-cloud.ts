@@ -26,6 +26,7 @@ import {readClusterOutputs, renderTerraformDir, tfvarsFor, type CloudProvider} f
 import {cloudModule} from '../providers/registry.js'
 import {Controller} from '../slurm/controller.js'
 import {PlaybookError, runPlaybook} from '../tools/ansible.js'
+import {nodeDriverVars} from '../cluster/management-contract.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary, type ResourceEvent} from '../tools/terraform.js'
 import {withLog} from '../transport/logged.js'
 import {asRootOn, writeKnownHosts} from '../transport/management.js'
@@ -471,6 +472,8 @@ export function cloudPlaybookVars(record: ClusterRecord) {
     shared_fs_path: outputs.shared_fs_path,
     shared_fs_type: outputs.shared_fs_type,
     shared_fs_mount_options: outputs.shared_fs_mount_options,
+    // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
+    citc_node_driver: nodeDriverVars(record.provider, outputs),
   }
 }
 

@@ -3,9 +3,11 @@
 // shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
 // step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
 // reason — so no job waits ResumeTimeout for a node that will never come.
-import {appendFileSync, mkdirSync, readFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
+import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
+import {CitcError} from '../errors.js'
 import {isProvider, providerModule} from '../providers/registry.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
@@ -13,31 +15,18 @@ import {expandHostlist} from '../slurm/hostlist.js'
 import {featureValue} from '../slurm/nodes.js'
 import {localTransport} from '../transport/local.js'
 
-/** What the management playbook wrote to /etc/citc/cluster.json. */
-export interface NodeHostConfig {
-  name: string
-  provider: string
-  confPath: string
-  elasticLog: string
-  /** Local provider: overrides for the driver (tests use private paths). */
-  local?: Record<string, unknown>
-}
+/** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
+export type NodeHostConfig = ManagementContract
 
-export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? '/etc/citc/cluster.json'): NodeHostConfig {
-  const raw = JSON.parse(readFileSync(path, 'utf8')) as Partial<NodeHostConfig>
-  return {
-    name: raw.name ?? 'citc',
-    provider: raw.provider ?? 'local',
-    confPath: raw.confPath ?? '/etc/slurm/slurm.conf',
-    elasticLog: raw.elasticLog ?? '/var/log/citc/elastic.log',
-    local: raw.local,
-  }
+/** The node programs' cluster.json: /etc/citc/cluster.json, or CITC_NODE_CONFIG's. */
+export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON): NodeHostConfig {
+  return readManagementContractFile(path)
 }
 
 /** The provider module's node driver (imported now: only a node program needs it), or one that says there is none. */
 export async function driverFor(cfg: NodeHostConfig): Promise<NodeDriver> {
   const make = isProvider(cfg.provider) ? await providerModule(cfg.provider).nodeDriver() : undefined
-  return make ? make({confPath: cfg.confPath, ...cfg.local}) : missingDriver(cfg.provider)
+  return make ? make({...cfg.driver, confPath: cfg.confPath}) : missingDriver(cfg.provider)
 }
 
 /**
@@ -63,7 +52,30 @@ export function specFromState(n: NodeState): NodeSpec {
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'
 
-export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = readNodeHostConfig(), given?: NodeDriver) {
+/** The elastic log the role sets up (citc_log_dir): where a node program says why it could not start. */
+const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
+
+/** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
+function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
+  const file = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON
+  try {
+    return readNodeHostConfig(file)
+  } catch (error) {
+    const hint = error instanceof CitcError && error.hint ? ` (Try: ${error.hint})` : ''
+    try {
+      // The cluster's own file only (another one, CITC_NODE_CONFIG's, belongs to no cluster's log), and
+      // only on a management node (the role made the directory): never create it anywhere else.
+      if (file === CLUSTER_JSON && existsSync(dirname(DEFAULT_ELASTIC_LOG))) {
+        elasticLogger(DEFAULT_ELASTIC_LOG, `citc-node-${program}`)(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}${hint}`)
+      }
+    } catch {
+      // Not even the log can be written: slurmctld's log has the exit status, stderr has the error.
+    }
+    throw error
+  }
+}
+
+export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = configOrLog(program, hostlist), given?: NodeDriver) {
   const driver = given ?? (await driverFor(cfg))
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})

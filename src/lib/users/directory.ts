@@ -4,7 +4,7 @@
 //
 // /etc/citc/ldap.json (written by the ldap role) says where the directory is:
 //   {uri, baseDn, peopleDn, groupsDn, adminDn, adminPasswordFile, usersGid?, homeDir?}
-// /etc/citc/cluster.json (citc_programs role): {name, provider, sharedDir, slurmUser, programsDir, confPath?}
+// (/etc/citc/cluster.json is cluster/management-contract.ts's.)
 import {z} from 'zod'
 
 import {CitcError, remoteError} from '../errors.js'
@@ -13,7 +13,6 @@ import type {Transport} from '../transport/types.js'
 import {all, escapeFilterValue, get, type LdifEntry, parseLdif, type UserEntry, userDn, userLdif} from './ldif.js'
 
 export const LDAP_JSON = '/etc/citc/ldap.json'
-export const CLUSTER_JSON = '/etc/citc/cluster.json'
 /** uidNumbers citc hands out start here (CitC's convention). */
 export const FIRST_UID = 10_001
 /** The `users` group of Debian and Ubuntu. */
@@ -31,16 +30,6 @@ const ldapConfigSchema = z.object({
   homeDir: z.string().startsWith('/', 'must be an absolute path').optional(),
 })
 export type LdapConfig = z.output<typeof ldapConfigSchema>
-
-const clusterInfoSchema = z.object({
-  name: z.string().min(1),
-  provider: z.string().min(1).optional(),
-  sharedDir: z.string().startsWith('/', 'must be an absolute path').default('/mnt/shared'),
-  slurmUser: z.string().optional(),
-  programsDir: z.string().optional(),
-  confPath: z.string().startsWith('/').optional(),
-})
-export type ClusterInfo = z.output<typeof clusterInfoSchema>
 
 async function readJsonOnNode<S extends z.ZodType>(t: Transport, path: string, schema: S, what: string): Promise<z.output<S>> {
   const data = await t.readFile(path)
@@ -63,7 +52,6 @@ async function readJsonOnNode<S extends z.ZodType>(t: Transport, path: string, s
 }
 
 export const readLdapConfig = (t: Transport, path = LDAP_JSON) => readJsonOnNode(t, path, ldapConfigSchema, 'ldap.json')
-export const readClusterInfo = (t: Transport, path = CLUSTER_JSON) => readJsonOnNode(t, path, clusterInfoSchema, 'cluster.json')
 
 /** A person as the directory holds them. */
 export interface DirectoryUser {

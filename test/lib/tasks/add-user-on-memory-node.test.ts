@@ -22,7 +22,18 @@ const LDAP = {
   adminPasswordFile: '/etc/citc/secrets/ldap-admin',
   homeDir: '/mnt/shared/home',
 }
-const CLUSTER = {name: 'mem', sharedDir: '/mnt/shared', confPath: '/mnt/shared/etc/slurm/slurm.conf'}
+// cluster.json as the citc_programs role writes it (cluster/management-contract.ts).
+const CLUSTER = {
+  version: 1,
+  name: 'mem',
+  provider: 'local',
+  sharedDir: '/mnt/shared',
+  slurmUser: 'root',
+  programsDir: '/usr/local/libexec/citc',
+  confPath: '/mnt/shared/etc/slurm/slurm.conf',
+  elasticLog: '/var/log/citc/elastic.log',
+  driver: {},
+}
 
 /** An ed25519 public key line, as `ssh-keygen` writes it. */
 function ed25519Line(comment: string): string {

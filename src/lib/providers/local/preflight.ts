@@ -3,6 +3,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {connect} from 'node:net'
 
+import {CLUSTER_JSON, ManagementContractError, readManagementContractFile} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
 
 export interface PreflightFacts {
@@ -33,9 +34,18 @@ function portOpen(port: number): Promise<boolean> {
 export async function gatherFacts(): Promise<PreflightFacts> {
   let citcCluster: string | undefined
   try {
-    citcCluster = (JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8')) as {name?: string}).name
-  } catch {
-    citcCluster = undefined
+    citcCluster = readManagementContractFile(CLUSTER_JSON, {optional: true})?.name
+  } catch (error) {
+    // A file of another citc version still says whose machine this is (create rewrites it); one that
+    // names no cluster is refused, with a way out that does not lead back here.
+    if (!(error instanceof ManagementContractError)) throw error
+    if (!error.clusterName) {
+      throw new CitcError('invalidInput', error.message, {
+        hint: `if no citc cluster lives on this machine any more, remove ${CLUSTER_JSON}; if one does, destroy it first (citc destroy)`,
+        details: error.details,
+      })
+    }
+    citcCluster = error.clusterName
   }
   const busy: number[] = []
   for (const p of SLURM_PORTS) if (await portOpen(p)) busy.push(p)

@@ -18,19 +18,11 @@ import {posix} from 'node:path'
 import type {ListrTask} from 'listr2'
 
 import type {RendererName} from '../../base-command.js'
+import {CLUSTER_JSON, type ManagementContract, readManagementContract} from '../../cluster/management-contract.js'
 import {CitcError, InvalidInputError, remoteError, type InputProblem} from '../../errors.js'
 import type {Transport} from '../../transport/types.js'
 import {Accounting} from '../../users/accounting.js'
-import {
-  type ClusterInfo,
-  CLUSTER_JSON,
-  Directory,
-  getentPasswd,
-  LDAP_JSON,
-  type LdapConfig,
-  readClusterInfo,
-  readLdapConfig,
-} from '../../users/directory.js'
+import {Directory, getentPasswd, LDAP_JSON, type LdapConfig, readLdapConfig} from '../../users/directory.js'
 import {authorizedKeys} from '../../users/keys.js'
 import {sshaHash} from '../../users/ldif.js'
 import type {PreparedUser} from '../../users/request.js'
@@ -91,7 +83,7 @@ interface Undo {
 
 interface Plan {
   ldap: LdapConfig
-  cluster?: ClusterInfo
+  cluster?: ManagementContract
   homeRoot: string
   skelDir: string | null
   shell: string
@@ -131,7 +123,7 @@ async function readPlan(o: CreateUsersOptions): Promise<Plan> {
   // cluster.json is needed only for defaults that were not given.
   const needCluster = o.homeRoot === undefined && ldap.homeDir === undefined
   const needAccountDefaults = o.accounting !== false && (o.defaultAccount === undefined || o.accounting?.confPath === undefined)
-  const cluster = needCluster || needAccountDefaults ? await readClusterInfo(t, o.clusterJsonPath ?? CLUSTER_JSON) : undefined
+  const cluster = needCluster || needAccountDefaults ? await readManagementContract(t, o.clusterJsonPath ?? CLUSTER_JSON) : undefined
   const homeRoot = o.homeRoot ?? ldap.homeDir ?? posix.join(cluster!.sharedDir, 'home')
   const defaultAccount = o.defaultAccount ?? cluster?.name ?? 'citc'
   return {

@@ -3,13 +3,14 @@ import {join} from 'node:path'
 
 import pLimit from 'p-limit'
 
+import {CLUSTER_JSON, readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {Io} from '../../io.js'
 import {connectCluster} from '../../transport/connect.js'
 import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {Accounting} from '../../users/accounting.js'
-import {CLUSTER_JSON, Directory, LDAP_JSON, readClusterInfo, readLdapConfig} from '../../users/directory.js'
+import {Directory, LDAP_JSON, readLdapConfig} from '../../users/directory.js'
 import {FORBIDDEN_IN_NAME} from '../../users/validate.js'
 import {logStamp} from '../workflow.js'
 
@@ -45,7 +46,7 @@ export async function listUsers(o: ListUsersOptions): Promise<ListedUser[]> {
   let accounts = new Map<string, string>()
   if (o.accounting !== false) {
     try {
-      const confPath = o.accounting?.confPath ?? (await readClusterInfo(t, o.clusterJsonPath ?? CLUSTER_JSON).catch(() => undefined))?.confPath
+      const confPath = o.accounting?.confPath ?? (await readManagementContract(t, o.clusterJsonPath ?? CLUSTER_JSON).catch(() => undefined))?.confPath
       accounts = await new Accounting(t, confPath).defaultAccounts()
     } catch (error) {
       o.note?.(`note: cannot read the Slurm accounts (${(error as Error).message.split('\n')[0]})`)

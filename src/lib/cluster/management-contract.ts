@@ -1,0 +1,198 @@
+// /etc/citc/cluster.json, the management node's contract: what a cluster's management node says about
+// itself to the programs that run there. One versioned schema, written by one writer and read by one
+// reader:
+//   writer   playbooks/roles/citc_programs (Describe the cluster for the node programs), from the
+//            variables citc passes: the cluster's (name, provider, paths) and `citc_node_driver`, the
+//            provider's section — on clouds made here from Terraform's outputs (nodeDriverVars).
+//   readers  the node programs (`citc node resume|suspend|fail`), add-user and `citc users` (over any
+//            Transport), and the local provider's preflight — all through readManagementContract or
+//            readManagementContractFile, which say which file, which field and what to do when the file
+//            is missing, from another citc version, or not what citc writes.
+// The provider's section (`driver`) is what its node driver needs to start machines: subnet, image,
+// the management node's identity, zone… Nothing secret goes in this file (it is world-readable).
+// Change a field's meaning or remove one: bump MANAGEMENT_CONTRACT_VERSION (and the role writes it).
+import {readFileSync} from 'node:fs'
+
+import {z} from 'zod'
+
+import {CitcError, type ErrorKind} from '../errors.js'
+import {awsNodeConfig} from '../providers/aws/node-config.js'
+import type {TerraformOutputValues} from '../providers/cloud-node-config.js'
+import {googleNodeConfig} from '../providers/google/node-config.js'
+import {localNodeConfig} from '../providers/local/node-config.js'
+import {oracleNodeConfig} from '../providers/oracle/node-config.js'
+import type {CloudProvider} from '../providers/registry.js'
+import type {Transport} from '../transport/types.js'
+
+export const CLUSTER_JSON = '/etc/citc/cluster.json'
+/** The version this citc writes and reads. playbooks/roles/citc_programs writes the same number. */
+export const MANAGEMENT_CONTRACT_VERSION = 1
+
+const absolutePath = z.string().startsWith('/', 'must be an absolute path')
+
+const commonFields = {
+  version: z.literal(MANAGEMENT_CONTRACT_VERSION),
+  /** The cluster's name (also the default Slurm account of its users). */
+  name: z.string().min(1, 'must not be empty'),
+  /** Where the shared filesystem is mounted: home/, apps/, etc/slurm/. */
+  sharedDir: absolutePath,
+  /** The user slurmctld runs the node programs as. */
+  slurmUser: z.string().min(1, 'must not be empty'),
+  programsDir: absolutePath,
+  /** slurm.conf as slurmctld and scontrol read it (SLURM_CONF). */
+  confPath: absolutePath,
+  /** Where the node programs log every step. */
+  elasticLog: absolutePath,
+}
+
+/** One provider's variant of the file: the common fields, its name, its driver section. */
+function variant<P extends string, S extends z.ZodType>(section: {provider: P; schema: S}) {
+  return z.object({...commonFields, provider: z.literal(section.provider), driver: section.schema})
+}
+
+export const managementContractSchema = z.discriminatedUnion('provider', [
+  variant(localNodeConfig),
+  variant(awsNodeConfig),
+  variant(googleNodeConfig),
+  variant(oracleNodeConfig),
+])
+export type ManagementContract = z.output<typeof managementContractSchema>
+export type ManagementProvider = ManagementContract['provider']
+
+const CLOUD_SECTIONS = {aws: awsNodeConfig, google: googleNodeConfig, oracle: oracleNodeConfig} as const satisfies Record<
+  CloudProvider,
+  {schema: z.ZodType; fromOutputs: (o: TerraformOutputValues) => unknown}
+>
+
+/**
+ * The playbook variable `citc_node_driver` for a cloud cluster: its provider's section of cluster.json,
+ * made from Terraform's outputs (as cluster.yaml keeps them) and checked against the schema here, so a
+ * missing output fails the create, not the first node start.
+ */
+export function nodeDriverVars(provider: ManagementProvider, outputs: TerraformOutputValues): Record<string, unknown> {
+  // local: no Terraform, and the driver's defaults (its section holds overrides only).
+  if (!Object.hasOwn(CLOUD_SECTIONS, provider)) return {}
+  const section = CLOUD_SECTIONS[provider as keyof typeof CLOUD_SECTIONS]
+  const r = section.schema.safeParse(section.fromOutputs(outputs))
+  if (!r.success) {
+    throw new CitcError('invalidInput', `the Terraform outputs of this ${provider} cluster do not give its node driver what it needs: ${issueList(r.error, 'driver')}`, {
+      hint: 'the outputs are in cluster.yaml (terraform.outputs); re-run `citc create --name <cluster>` to read them again after an apply',
+      details: {fields: r.error.issues.map((i) => ['driver', ...i.path].join('.'))},
+    })
+  }
+  return r.data as Record<string, unknown>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/** Why cluster.json could not be used, with the file, the field and what to do (exit 4). */
+export class ManagementContractError extends CitcError {
+  constructor(
+    message: string,
+    readonly file: string,
+    /** The fields that are wrong ("version", "driver.subnetId"), if the file could be read. */
+    readonly fields: string[],
+    /** The cluster the file names, when it names one (an older file still does). */
+    readonly clusterName: string | undefined,
+    hint: string,
+    kind: ErrorKind = 'remote',
+  ) {
+    super(kind, message, {hint, details: {file, fields, ...(clusterName ? {cluster: clusterName} : {})}})
+    this.name = 'ManagementContractError'
+  }
+}
+
+const rerun = (name: string | undefined) =>
+  `re-run \`citc create --name ${name ?? '<cluster>'}\` where the cluster was created: its management playbook (re)writes this file`
+
+function issueList(error: z.ZodError, prefix?: string): string {
+  return error.issues.map((i) => `${[prefix, ...i.path].filter((p) => p !== undefined).join('.') || '(the whole file)'}: ${i.message}`).join('; ')
+}
+
+/**
+ * cluster.json's text → the contract. `file` and `where` ("this machine", "root@mgmt") only name
+ * the file in errors. Pure.
+ */
+export function parseManagementContract(text: string, file: string, where = 'this machine'): ManagementContract {
+  const at = `${file} on ${where}`
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new ManagementContractError(`${at} is not JSON (${(error as Error).message}): it is damaged`, file, [], undefined, rerun(undefined))
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ManagementContractError(`${at} is not a JSON object`, file, [], undefined, rerun(undefined))
+  }
+  const doc = value as Record<string, unknown>
+  const name = typeof doc.name === 'string' && doc.name !== '' ? doc.name : undefined
+  const version = doc.version
+  if (version !== MANAGEMENT_CONTRACT_VERSION) {
+    if (typeof version === 'number' && version > MANAGEMENT_CONTRACT_VERSION) {
+      throw new ManagementContractError(
+        `${at} was written by a newer citc (version ${version}; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`,
+        file,
+        ['version'],
+        name,
+        `run the citc version that set up the cluster${name ? ` ${name}` : ''} (on the management node and on your workstation), or ${rerun(name)} with this one`,
+      )
+    }
+    const was = version === undefined ? 'it has no "version"' : `version ${JSON.stringify(version)}`
+    throw new ManagementContractError(
+      `${at} was written by an older citc (${was}; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`,
+      file,
+      ['version'],
+      name,
+      rerun(name),
+    )
+  }
+  const r = managementContractSchema.safeParse(doc)
+  if (!r.success) {
+    throw new ManagementContractError(
+      `${at} is not what citc writes: ${issueList(r.error)}`,
+      file,
+      r.error.issues.map((i) => i.path.join('.')),
+      name,
+      rerun(name),
+    )
+  }
+  return r.data
+}
+
+function missing(file: string, where: string): ManagementContractError {
+  return new ManagementContractError(
+    `${file} does not exist on ${where}: it is not a citc management node, or its setup did not finish`,
+    file,
+    [],
+    undefined,
+    rerun(undefined),
+  )
+}
+
+/** cluster.json through a Transport (this machine, or the management node over SSH). */
+export async function readManagementContract(t: Transport, file = CLUSTER_JSON): Promise<ManagementContract> {
+  const data = await t.readFile(file)
+  if (data === undefined) throw missing(file, t.description)
+  return parseManagementContract(data.toString('utf8'), file, t.description)
+}
+
+/**
+ * cluster.json on this machine, synchronously (the node programs, the local preflight). With
+ * `{optional: true}`, a missing file is undefined (no cluster lives here) instead of an error.
+ */
+export function readManagementContractFile(file: string, opts: {optional: true}): ManagementContract | undefined
+export function readManagementContractFile(file?: string, opts?: {optional?: false}): ManagementContract
+export function readManagementContractFile(file = CLUSTER_JSON, opts: {optional?: boolean} = {}): ManagementContract | undefined {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (opts.optional) return undefined
+      throw missing(file, 'this machine')
+    }
+    throw new ManagementContractError(`cannot read ${file} on this machine: ${(error as Error).message}`, file, [], undefined, `it should be a file anyone may read (0644 root); ${rerun(undefined)}`)
+  }
+  return parseManagementContract(text, file)
+}

@@ -1,0 +1,171 @@
+// The management node's contract (/etc/citc/cluster.json): what the reader accepts, and what it says —
+// which file, which field, what to do — when the file is missing, from another citc version, or wrong.
+// What the playbook really writes is parsed in test/playbooks/management-contract.test.ts.
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {
+  MANAGEMENT_CONTRACT_VERSION,
+  ManagementContractError,
+  nodeDriverVars,
+  parseManagementContract,
+  readManagementContract,
+  readManagementContractFile,
+} from '../../../src/lib/cluster/management-contract.js'
+import {CitcError} from '../../../src/lib/errors.js'
+import {driverFor} from '../../../src/lib/tasks/node-programs.js'
+import {localTransport} from '../../../src/lib/transport/local.js'
+
+const work = mkdtempSync(join(tmpdir(), 'citc-contract-unit-'))
+afterAll(() => rmSync(work, {recursive: true, force: true}))
+
+const FILE = '/etc/citc/cluster.json'
+const common = {
+  version: MANAGEMENT_CONTRACT_VERSION,
+  name: 'demo',
+  sharedDir: '/mnt/shared',
+  slurmUser: 'slurm',
+  programsDir: '/usr/local/libexec/citc',
+  confPath: '/etc/slurm/slurm.conf',
+  elasticLog: '/var/log/citc/elastic.log',
+}
+const awsDriver = {
+  region: 'eu-west-2',
+  zone: 'eu-west-2a',
+  mgmtPrivateIp: '10.0.0.10',
+  sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
+  vpcId: 'vpc-0abc',
+  subnetId: 'subnet-0abc',
+  securityGroupId: 'sg-0abc',
+  nodeRoleArn: 'arn:aws:iam::123456789012:role/x',
+  baseImage: {id: 'ami-0123', os: 'ubuntu-24.04'},
+}
+const aws = {...common, provider: 'aws', driver: awsDriver}
+const local = {...common, slurmUser: 'root', provider: 'local', driver: {}}
+
+/** The error parse throws for this document (JSON text or a value). */
+function failure(doc: unknown): ManagementContractError {
+  try {
+    parseManagementContract(typeof doc === 'string' ? doc : JSON.stringify(doc), FILE, 'root@mgmt')
+  } catch (error) {
+    expect(error).toBeInstanceOf(ManagementContractError)
+    return error as ManagementContractError
+  }
+  throw new Error('it parsed')
+}
+
+describe('parseManagementContract', () => {
+  it('reads what the role writes, for local and a cloud, typed by provider', () => {
+    expect(parseManagementContract(JSON.stringify(local), FILE)).toEqual(local)
+    const c = parseManagementContract(JSON.stringify(aws), FILE)
+    expect(c.provider === 'aws' && c.driver.subnetId).toBe('subnet-0abc')
+  })
+
+  it('ignores fields it does not know (a same-version playbook may add one)', () => {
+    expect(parseManagementContract(JSON.stringify({...local, extra: 1}), FILE)).toEqual(local)
+  })
+
+  it('a file without a version (an older citc): names the file, the field and the way out', () => {
+    const {version: _, ...old} = local
+    const e = failure({...old, local: {runDir: '/run/x'}})
+    expect(e.message).toBe(`${FILE} on root@mgmt was written by an older citc (it has no "version"; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`)
+    expect(e.fields).toEqual(['version'])
+    expect(e.clusterName).toBe('demo')
+    expect(e.hint).toBe('re-run `citc create --name demo` where the cluster was created: its management playbook (re)writes this file')
+    expect(e.exitCode).toBe(4)
+    expect(e.details).toEqual({file: FILE, fields: ['version'], cluster: 'demo'})
+  })
+
+  it('an older version number, and a newer one (which no re-run with this citc should overwrite blindly)', () => {
+    expect(failure({...local, version: 0}).message).toContain('was written by an older citc (version 0;')
+    const newer = failure({...aws, version: MANAGEMENT_CONTRACT_VERSION + 1})
+    expect(newer.message).toBe(`${FILE} on root@mgmt was written by a newer citc (version ${MANAGEMENT_CONTRACT_VERSION + 1}; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`)
+    expect(newer.hint).toMatch(/^run the citc version that set up the cluster demo/)
+  })
+
+  it('a wrong or missing field: every one, by its path', () => {
+    const e = failure({...aws, confPath: 'slurm.conf', driver: {...awsDriver, subnetId: '', baseImage: {os: 'ubuntu-24.04'}}})
+    expect(e.fields.sort()).toEqual(['confPath', 'driver.baseImage.id', 'driver.subnetId'])
+    expect(e.message).toMatch(new RegExp(`^${FILE} on root@mgmt is not what citc writes: `))
+    expect(e.message).toContain('confPath: must be an absolute path')
+    expect(e.message).toContain('driver.subnetId: must not be empty')
+    expect(e.message).toContain('driver.baseImage.id: ')
+  })
+
+  it('a cloud file without its driver section, and an unknown provider', () => {
+    const {driver: _, ...bare} = aws
+    expect(failure(bare).fields).toEqual(['driver'])
+    const azure = failure({...local, provider: 'azure'})
+    expect(azure.fields).toEqual(['provider'])
+  })
+
+  it('not JSON, or not an object', () => {
+    const e = failure('{"name": "demo",')
+    expect(e.message).toMatch(new RegExp(`^${FILE} on root@mgmt is not JSON \\(.+\\): it is damaged$`))
+    expect(e.hint).toContain('citc create --name <cluster>')
+    expect(failure('[1]').message).toBe(`${FILE} on root@mgmt is not a JSON object`)
+  })
+})
+
+describe('reading the file', () => {
+  it('through a Transport: a missing file says so, and what to do', async () => {
+    const missing = join(work, 'nope.json')
+    const e = await readManagementContract(localTransport(), missing).catch((error: unknown) => error)
+    expect(e).toBeInstanceOf(ManagementContractError)
+    expect((e as Error).message).toBe(`${missing} does not exist on this machine: it is not a citc management node, or its setup did not finish`)
+    const file = join(work, 'aws.json')
+    writeFileSync(file, JSON.stringify(aws))
+    expect(await readManagementContract(localTransport(), file)).toEqual(aws)
+  })
+
+  it('on this machine: optional when no cluster lives here, an error otherwise', () => {
+    const missing = join(work, 'none.json')
+    expect(readManagementContractFile(missing, {optional: true})).toBeUndefined()
+    expect(() => readManagementContractFile(missing)).toThrow(/does not exist on this machine/)
+    const bad = join(work, 'bad.json')
+    writeFileSync(bad, JSON.stringify({...local, sharedDir: 'mnt'}))
+    expect(() => readManagementContractFile(bad, {optional: true})).toThrow(/sharedDir: must be an absolute path/)
+  })
+
+  it('a file it cannot read: says so (not "missing")', () => {
+    // A directory where the file should be: unreadable for root too (EACCES would not be).
+    const dir = join(work, 'a-directory.json')
+    mkdirSync(dir)
+    expect(() => readManagementContractFile(dir)).toThrow(/^cannot read .*a-directory\.json on this machine: EISDIR/)
+  })
+})
+
+describe('the node programs', () => {
+  it('get the local driver for a local cluster and a reasoned failure for a cloud without a driver yet', async () => {
+    const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
+    expect(await d.resume([{name: 'demo-c5-0001', shape: 'c5.xlarge'}], () => {})).toEqual([
+      {name: 'demo-c5-0001', ok: false, error: 'citc has no node driver for provider aws yet: it cannot start or stop aws machines'},
+    ])
+    const local = await driverFor(parseManagementContract(JSON.stringify({...common, provider: 'local', driver: {runDir: join(work, 'run')}}), FILE))
+    expect(await local.running()).toEqual([])
+  })
+})
+
+describe('nodeDriverVars', () => {
+  it('local has no Terraform: an empty section (the driver keeps its defaults)', () => {
+    expect(nodeDriverVars('local', {})).toEqual({})
+  })
+
+  it('a cloud whose outputs lack what its driver needs: an input error naming the fields, before the playbook', () => {
+    let error: unknown
+    try {
+      nodeDriverVars('google', {region: 'europe-west2', zone: 'europe-west2-b'})
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(CitcError)
+    const e = error as CitcError
+    expect(e.kind).toBe('invalidInput')
+    expect(e.message).toMatch(/^the Terraform outputs of this google cluster do not give its node driver what it needs: /)
+    expect(e.details?.fields).toEqual(expect.arrayContaining(['driver.project', 'driver.subnetwork', 'driver.serviceAccount', 'driver.baseImage.selfLink']))
+    expect(e.hint).toContain('cluster.yaml')
+  })
+})
