@@ -62,6 +62,10 @@ Ctrl-C, skipping the steps done.`
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     force: Flags.boolean({description: 'local: take over this machine even though a Slurm controller citc did not make is running', default: false}),
+    // Hidden, for a stand-in management node (the e2e tests' sshd on loopback): StandInManagementNode in tasks/create-cloud.ts.
+    'mgmt-ssh-port': Flags.integer({hidden: true, min: 1, max: 65535, description: 'clouds: reach the management node on this SSH port instead of 22 (a stand-in node)'}),
+    'mgmt-prefix': Flags.string({hidden: true, description: 'clouds: install citc on the management node under this prefix instead of /opt/citc'}),
+    'mgmt-playbook': Flags.string({hidden: true, description: 'clouds: run this playbook on the management node instead of management.yml (a stand-in node)'}),
   }
 
   async run() {
@@ -104,6 +108,7 @@ Ctrl-C, skipping the steps done.`
 
     if (!isCloud(provider)) {
       if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
+      if (flags['mgmt-ssh-port'] || flags['mgmt-prefix'] || flags['mgmt-playbook']) throw usageError('--mgmt-ssh-port, --mgmt-prefix and --mgmt-playbook are for cloud providers')
       const input = await resolveCreateInput(
         io,
         {
@@ -122,6 +127,7 @@ Ctrl-C, skipping the steps done.`
       sshTimeoutS: flags['ssh-timeout'] ?? DEFAULT_SSH_TIMEOUT_S,
       packageRoot: this.config.root,
       suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
+      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook'] && resolve(flags['mgmt-playbook'])},
     }
     if (existing) {
       const limits = limitsFile ? {file: limitsFile, text: readLimits(limitsFile)} : undefined

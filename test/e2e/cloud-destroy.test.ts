@@ -13,7 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish.js'
 import {citc, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
+import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {sleep} from '../../src/lib/proc.js'
@@ -43,7 +43,7 @@ afterAll(async () => {
   rmSync(work, {recursive: true, force: true})
 })
 
-const outputsFor = (name: string, port: number) => writeAwsOutputs(join(work, `${name}-outputs.json`), name, port)
+const outputsFor = (name: string) => writeAwsOutputs(join(work, `${name}-outputs.json`), name)
 const env = (extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: order, cloudLog: order, cloudState: cloud}, extra)
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs: 120_000})
 const orderLines = () => (existsSync(order) ? readFileSync(order, 'utf8').trim().split('\n') : [])
@@ -56,7 +56,7 @@ const cloudIds = () => (JSON.parse(readFileSync(cloud, 'utf8')) as {resources: A
  */
 async function cloudCluster(name: string): Promise<SshdSandbox> {
   const closed = await freePort()
-  const r = await run(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', '--yes', '--ssh-timeout', '1'], {TF_DOUBLE_OUTPUTS: outputsFor(name, closed)})
+  const r = await run(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', '--yes', '--ssh-timeout', '1', ...standInFlags({port: closed})], {TF_DOUBLE_OUTPUTS: outputsFor(name)})
   expect(r.code, r.stderr).toBe(4)
   expect(r.stderr).toMatch(/never came up/)
   const keys = registry.paths(name).keysDir
