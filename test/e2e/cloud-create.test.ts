@@ -112,7 +112,9 @@ describe('citc create --provider aws --plan-only', () => {
     expect(ssh.stderr).toMatch(/citc create --name plan --resume/)
     const destroy = await citc(['destroy', 'plan', '--yes', '--json'], {env: e})
     expect(destroy.code, destroy.stderr).toBe(0)
-    expect(destroy.json()).toMatchObject({destroyed: 'plan', poweredDown: [], terraform: {destroyed: 0}, sweep: {found: [], deleted: []}})
+    // Nothing was applied: forgotten without Terraform or the cloud (and it says so).
+    expect(destroy.json()).toMatchObject({destroyed: 'plan', applyStarted: false, poweredDown: [], terraform: {destroyed: 0, ran: false}, sweep: {skipped: true}})
+    expect(calls('plan').slice(-1)[0]).toMatch(/^show /) // no terraform call after the plan
     expect(existsSync(clusterDir('plan'))).toBe(false)
   })
 
