@@ -14,8 +14,9 @@ export default class Create extends BaseCommand<typeof Create> {
   static description = `With --provider aws|google|oracle, Terraform (or OpenTofu, >= 1.5: bring your own) builds the network,
 the shared filesystem and the management node in your account, all tagged cluster=<name>. citc
 generates the management node's SSH host key and hands it over by cloud-init, so the key is pinned
-before the first connection. It waits for SSH, installs Node.js, npm and Ansible there, installs this
-same citc, runs its management playbook on the node, and applies the node limits if you gave some.
+before the first connection. It waits for SSH, installs Node.js and Ansible there, installs this same
+citc with its dependencies (the node needs no npm registry), runs its management playbook on the node,
+and applies the node limits if you gave some.
 --plan-only stops after \`terraform plan\` and creates nothing.
 
 With --provider local (the default), this machine becomes the cluster's management node:

@@ -199,9 +199,11 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(sh('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP']).status).toBe(0)
     let shown = ''
     try {
+      // The node program logs the report after its second scontrol call (the power down): wait for both.
+      const logged = () => existsSync('/var/log/citc/elastic.log') && readFileSync('/var/log/citc/elastic.log', 'utf8').includes(`${node}: reported to Slurm as DOWN`)
       await waitFor(`${node} reported DOWN by the node program`, () => {
         shown = sh('scontrol', ['show', 'node', node]).stdout
-        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown)
+        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown) && logged()
       }, 30_000, 500)
     } catch (error) {
       const tail = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').slice(-3000) : `(no ${f})`)
