@@ -36,8 +36,9 @@ export default class Create extends BaseCommand<typeof Create> {
   static description = `With --provider aws|google|oracle, Terraform (or OpenTofu, >= 1.5: bring your own) builds the network,
 the shared filesystem and the management node in your account, all tagged cluster=<name>. citc
 generates the management node's SSH host key and hands it over by cloud-init, so the key is pinned
-before the first connection. It waits for SSH, installs Node.js, npm and Ansible there, installs this
-same citc, runs its management playbook on the node, and applies the node limits if you gave some.
+before the first connection. It waits for SSH, installs Node.js and Ansible there, installs this same
+citc with its dependencies (the node needs no npm registry), runs its management playbook on the node,
+and applies the node limits if you gave some.
 --plan-only stops after \`terraform plan\` and creates nothing.
 
 With --provider local (the default), this machine becomes the cluster's management node:
@@ -79,6 +80,10 @@ Ctrl-C, skipping the steps done.`
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
+    // Hidden, for a stand-in management node (the e2e tests' sshd on loopback): StandInManagementNode in tasks/create-cloud.ts.
+    'mgmt-ssh-port': Flags.integer({hidden: true, min: 1, max: 65535, description: 'clouds: reach the management node on this SSH port instead of 22 (a stand-in node)'}),
+    'mgmt-prefix': Flags.string({hidden: true, description: 'clouds: install citc on the management node under this prefix instead of /opt/citc'}),
+    'mgmt-playbook': Flags.string({hidden: true, description: 'clouds: run this playbook on the management node instead of management.yml (a stand-in node)'}),
   }
 
   async run() {
@@ -122,6 +127,7 @@ Ctrl-C, skipping the steps done.`
 
     if (!isCloud(provider)) {
       if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
+      if (flags['mgmt-ssh-port'] || flags['mgmt-prefix'] || flags['mgmt-playbook']) throw usageError('--mgmt-ssh-port, --mgmt-prefix and --mgmt-playbook are for cloud providers')
       const input = await resolveCreateInput(
         io,
         {
@@ -141,6 +147,7 @@ Ctrl-C, skipping the steps done.`
       sshTimeoutS: flags['ssh-timeout'] ?? DEFAULT_SSH_TIMEOUT_S,
       packageRoot: this.config.root,
       suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
+      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook'] && resolve(flags['mgmt-playbook'])},
     }
     if (existing) {
       const limits = limitsFile ? {file: limitsFile, text: readLimits(limitsFile)} : undefined

@@ -2,9 +2,10 @@
 // of the terraform binary: Terraform cannot be installed on these machines) first on PATH, and a real
 // OpenSSH sshd on loopback as the "management node", serving the host key citc generated — so the
 // pinning, the waiting for SSH, the upload and installation of citc's own package, and the remote
-// ansible-playbook run are all real. The remote playbook is test/fixtures/cloud-mgmt-test.yml (through
-// the test-only CITC_TEST_REMOTE_PLAYBOOK): management.yml itself would reconfigure this machine, and
-// test/e2e/local-cluster.test.ts runs it for real.
+// ansible-playbook run are all real. The sshd stands in for the machine Terraform would make, through
+// create's hidden stand-in flags (standIn below): its port (--mgmt-ssh-port), a prefix under this test's
+// directory (--mgmt-prefix), and test/fixtures/cloud-mgmt-test.yml instead of management.yml
+// (--mgmt-playbook), which would reconfigure this machine (test/e2e/local-cluster.test.ts runs it).
 import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -12,7 +13,7 @@ import {join, resolve} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
+import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish/generate-config.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
@@ -40,16 +41,22 @@ const tfLog = (name: string) => join(work, `${name}-terraform-calls.log`)
 const calls = (name: string) => (existsSync(tfLog(name)) ? readFileSync(tfLog(name), 'utf8').trim().split('\n') : [])
 const clusterYaml = (name: string) => readFileSync(join(clusterDir(name), 'cluster.yaml'), 'utf8')
 
-/** What `terraform output -json` answers for cluster `name`: the management node on 127.0.0.1:port. */
-const outputs = (name: string, port: number) => writeAwsOutputs(join(work, `${name}-outputs.json`), name, port)
+/** The port of each cluster's stand-in management node, as its outputs were last written. */
+const ports = new Map<string, number>()
+/** What `terraform output -json` answers for cluster `name`, whose management node is on 127.0.0.1:port. */
+const outputs = (name: string, port: number) => {
+  ports.set(name, port)
+  return writeAwsOutputs(join(work, `${name}-outputs.json`), name)
+}
+/** create's hidden flags for the stand-in management node of cluster `name`. */
+const standIn = (name: string) => standInFlags({prefix, playbook: PLAYBOOK, port: ports.get(name)})
 
-const env = (name: string, extra: NodeJS.ProcessEnv = {}) =>
-  doublesEnv({dataDir, home: join(work, 'home'), tfLog: tfLog(name)}, {CITC_TEST_REMOTE_PREFIX: prefix, CITC_TEST_REMOTE_PLAYBOOK: PLAYBOOK, ...extra})
+const env = (name: string, extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: tfLog(name)}, extra)
 
 const create = (name: string, args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> =>
-  citc(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', ...args], {env: env(name, extra), timeoutMs})
+  citc(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', ...args, ...standIn(name)], {env: env(name, extra), timeoutMs})
 const resume = (name: string, args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 180_000): Promise<CliResult> =>
-  citc(['create', '--name', name, '--resume', '--yes', ...args], {env: env(name, extra), timeoutMs})
+  citc(['create', '--name', name, '--resume', '--yes', ...args, ...standIn(name)], {env: env(name, extra), timeoutMs})
 
 /** The "management node" of cluster `name`: sshd serving the host key citc generated, authorizing citc's admin key. */
 async function managementNode(name: string, opts: {ownHostKey?: boolean} = {}): Promise<SshdSandbox> {
@@ -105,7 +112,9 @@ describe('citc create --provider aws --plan-only', () => {
     expect(ssh.stderr).toMatch(/citc create --name plan --resume/)
     const destroy = await citc(['destroy', 'plan', '--yes', '--json'], {env: e})
     expect(destroy.code, destroy.stderr).toBe(0)
-    expect(destroy.json()).toMatchObject({destroyed: 'plan', poweredDown: [], terraform: {destroyed: 0}, sweep: {found: [], deleted: []}})
+    // Nothing was applied: forgotten without Terraform or the cloud (and it says so).
+    expect(destroy.json()).toMatchObject({destroyed: 'plan', applyStarted: false, poweredDown: [], terraform: {destroyed: 0, ran: false}, sweep: {skipped: true}})
+    expect(calls('plan').slice(-1)[0]).toMatch(/^show /) // no terraform call after the plan
     expect(existsSync(clusterDir('plan'))).toBe(false)
   })
 
@@ -209,7 +218,7 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
     expect(yaml).toMatch(/phase: ready/)
     expect(yaml).toMatch(/vpc_id: vpc-0abc/)
     expect(yaml).toMatch(new RegExp(`citcBin: ${prefix}/lib/node_modules/citc/bin/run.js`))
-    // citc's own package was packed, uploaded and installed on the node.
+    // citc's own bundle (with its node_modules) was built, uploaded and unpacked on the node.
     const installed = JSON.parse(readFileSync(join(prefix, 'lib', 'node_modules', 'citc', 'package.json'), 'utf8'))
     expect(installed.name).toBe('citc')
     expect(existsSync(join(prefix, 'lib', 'node_modules', 'citc', 'playbooks', 'management.yml'))).toBe(true)
@@ -223,7 +232,7 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
 
   it('a plain re-run converges: plans no change, applies nothing new, skips the installed package', async () => {
     const before = calls('full').length
-    const r = await citc(['create', '--name', 'full', '--yes'], {env: env('full', {TF_DOUBLE_OUTPUTS: outputs('full', sshd.port)}), timeoutMs: 120_000})
+    const r = await citc(['create', '--name', 'full', '--yes', ...standIn('full')], {env: env('full', {TF_DOUBLE_OUTPUTS: outputs('full', sshd.port)}), timeoutMs: 120_000})
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
     expect(r.stdout + r.stderr).toMatch(/no changes/)
     expect(r.stdout).toMatch(/already installed on the management node/)
@@ -288,7 +297,7 @@ describe('failures, --resume and Ctrl-C', () => {
     const name = 'sigint'
     expect((await create(name, ['--plan-only'])).code).toBe(0)
     const pidFile = join(work, 'tf.pid')
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'create', '--name', name, '--resume', '--yes'], {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'create', '--name', name, '--resume', '--yes', ...standIn(name)], {
       env: {...process.env, CI: 'true', NO_COLOR: '1', ...env(name, {TF_DOUBLE_HANG: 'apply', TF_DOUBLE_PID_FILE: pidFile})},
       stdio: ['ignore', 'pipe', 'pipe'],
     })

@@ -13,7 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish/generate-config.js'
 import {citc, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
+import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {sleep} from '../../src/lib/proc.js'
@@ -43,7 +43,7 @@ afterAll(async () => {
   rmSync(work, {recursive: true, force: true})
 })
 
-const outputsFor = (name: string, port: number) => writeAwsOutputs(join(work, `${name}-outputs.json`), name, port)
+const outputsFor = (name: string) => writeAwsOutputs(join(work, `${name}-outputs.json`), name)
 const env = (extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: order, cloudLog: order, cloudState: cloud}, extra)
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs: 120_000})
 const orderLines = () => (existsSync(order) ? readFileSync(order, 'utf8').trim().split('\n') : [])
@@ -56,7 +56,7 @@ const cloudIds = () => (JSON.parse(readFileSync(cloud, 'utf8')) as {resources: A
  */
 async function cloudCluster(name: string): Promise<SshdSandbox> {
   const closed = await freePort()
-  const r = await run(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', '--yes', '--ssh-timeout', '1'], {TF_DOUBLE_OUTPUTS: outputsFor(name, closed)})
+  const r = await run(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', '--yes', '--ssh-timeout', '1', ...standInFlags({port: closed})], {TF_DOUBLE_OUTPUTS: outputsFor(name)})
   expect(r.code, r.stderr).toBe(4)
   expect(r.stderr).toMatch(/never came up/)
   const keys = registry.paths(name).keysDir
@@ -236,4 +236,48 @@ describe('citc destroy for a cloud cluster', () => {
     expect(r.json().sweep).toEqual({skipped: true})
     expect(existsSync(registry.paths('dst4').dir)).toBe(false)
   }, 90_000)
+})
+
+describe('a cluster whose terraform apply never started (create stopped at init: no network)', () => {
+  it('is a "creating" cluster, destroyed without Terraform, a cloud CLI or credentials, and says so; --skip-sweep too', async () => {
+    const failed = await run(['create', '--provider', 'aws', '--name', 'offline', '--region', 'us-east-1', '--yes'], {TF_DOUBLE_FAIL: 'init'})
+    expect(failed.code).toBe(4)
+    expect(failed.stderr).toMatch(/terraform init failed: Terraform could not reach the network/)
+    const list = await run(['cluster', 'list', '--json'])
+    expect(list.json().clusters).toContainEqual(expect.objectContaining({name: 'offline', phase: 'creating'}))
+    expect((await run(['cluster', 'list'])).stdout).toMatch(/^offline {2}aws {2}creating \(not finished: citc create --resume\)/m)
+    // No Terraform at all (and no cloud CLI on the PATH), and init would still fail.
+    const noTools = {TF_DOUBLE_FAIL: 'init', CITC_TERRAFORM: join(work, 'no-such-terraform'), PATH: '/usr/bin:/bin'}
+    for (const args of [['destroy', 'offline', '--yes', '--json'], ['destroy', 'offline2', '--yes', '--skip-sweep']]) {
+      if (args[1] === 'offline2') expect((await run(['create', '--provider', 'aws', '--name', 'offline2', '--region', 'us-east-1', '--yes'], {TF_DOUBLE_FAIL: 'init'})).code).toBe(4)
+      const mark = orderLines().length
+      const r = await run(args, noTools)
+      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+      if (args.includes('--json')) expect(r.json()).toMatchObject({destroyed: 'offline', applyStarted: false, terraform: {destroyed: 0, ran: false}, sweep: {skipped: true}})
+      else expect(r.stdout).toMatch(/Forgot offline2: terraform apply never started for it, so nothing was made in the cloud; no Terraform, cloud CLI or credentials were needed/)
+      expect(orderLines().slice(mark)).toEqual([]) // neither terraform nor a cloud CLI ran
+      expect(existsSync(registry.paths(args[1]).dir)).toBe(false)
+    }
+  }, 120_000)
+
+  it('cluster remove forgets it as well; once apply has started it refuses, and the way out it names works', async () => {
+    expect((await run(['create', '--provider', 'aws', '--name', 'offline3', '--region', 'us-east-1', '--yes'], {TF_DOUBLE_FAIL: 'init'})).code).toBe(4)
+    const removed = await run(['cluster', 'remove', 'offline3', '--yes'], {PATH: '/usr/bin:/bin'})
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(removed.stdout).toMatch(/Forgot offline3: terraform apply never started for it/)
+    expect(existsSync(registry.paths('offline3').dir)).toBe(false)
+
+    // Apply started (and failed at the management instance, after the network was made): machines may exist.
+    const applied = await run(['create', '--provider', 'aws', '--name', 'halfway', '--region', 'us-east-1', '--yes'], {TF_DOUBLE_FAIL: 'apply'})
+    expect(applied.code).toBe(4)
+    const refused = await run(['cluster', 'remove', 'halfway', '--yes'])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/forgetting it would leave its machines running/)
+    expect(refused.stderr).toMatch(/Try: citc destroy halfway/)
+    const destroyed = await run(['destroy', 'halfway', '--yes', '--skip-sweep', '--json'])
+    expect(destroyed.code, destroyed.stderr).toBe(0)
+    expect(destroyed.json()).toMatchObject({destroyed: 'halfway', applyStarted: true, terraform: {ran: true}})
+    expect(destroyed.json().terraform.destroyed).toBeGreaterThan(0)
+    expect(existsSync(registry.paths('halfway').dir)).toBe(false)
+  }, 120_000)
 })

@@ -8,6 +8,11 @@
 // citc logs in as ADMIN, a user with passwordless sudo made by the test (as the "ubuntu" user of
 // Ubuntu's cloud images), so everything root does on the node goes through the real `sudo -n`.
 //
+// The management node has no npm registry: ADMIN's sudo finds first on its PATH (sudoers secure_path,
+// for this user only) an `npm` that runs the real one with its registry at a closed port of loopback
+// and an empty cache, and no retries. The test shows npm fails there, through the same SSH and sudo
+// citc uses, and that citc installs and runs on that node anyway (its bundle needs no registry).
+//
 // The shared filesystem: Terraform's outputs name a directory of this machine with type none and
 // options bind instead of an NFS export (this machine's kernel has no NFS client), so the filesystem
 // role's mount, /etc/fstab entry and teardown run for real on something mount(8) accepts here.
@@ -25,7 +30,7 @@ import {pidAlive} from '../../src/lib/proc.js'
 import {runPlaybook} from '../../src/lib/tools/ansible.js'
 import {localTransport} from '../../src/lib/transport/local.js'
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, writeAwsOutputs} from '../helpers/cloud.js'
+import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {waitFor} from '../helpers/wait.js'
@@ -41,6 +46,10 @@ const dataDir = join(work, 'data')
 const prefix = join(work, 'remote-citc') // where citc is installed on the "management node"
 const exportDir = join(work, 'nfs-export') // what the "cloud filesystem" holds
 const keysDir = join(dataDir, 'clusters', NAME, 'keys')
+const noRegistryBin = join(work, 'no-registry-bin') // first on ADMIN's sudo PATH: an npm without a registry
+const emptyNpmCache = join(work, 'empty-npm-cache')
+const sudoers = () =>
+  `Defaults:${ADMIN} secure_path="${noRegistryBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\n${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`
 let sshd: SshdSandbox | undefined
 let release: (() => void) | undefined
 let configured = false
@@ -52,15 +61,12 @@ function sh(cmd: string, args: string[]) {
 }
 
 const env = (extra: NodeJS.ProcessEnv = {}) =>
-  doublesEnv(
-    {dataDir, home: join(work, 'home'), tfLog: join(work, 'terraform-calls.log'), cloudLog: join(work, 'cloud-calls.log'), cloudState: join(work, 'cloud.json')},
-    {CITC_TEST_REMOTE_PREFIX: prefix, ...extra},
-  )
+  doublesEnv({dataDir, home: join(work, 'home'), tfLog: join(work, 'terraform-calls.log'), cloudLog: join(work, 'cloud-calls.log'), cloudState: join(work, 'cloud.json')}, extra)
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs})
 
 /** `terraform output -json` of the double: the management node is this machine, on the sshd's port. */
-const outputs = (port: number) =>
-  writeAwsOutputs(join(work, 'outputs.json'), NAME, port, {
+const outputs = () =>
+  writeAwsOutputs(join(work, 'outputs.json'), NAME, {
     mgmt_private_ip: '127.0.0.1',
     mgmt_user: ADMIN,
     mgmt_hostname: hostname(), // slurmctld must find itself in SlurmctldHost
@@ -93,12 +99,21 @@ beforeAll(async () => {
   for (const u of [USER, ADMIN]) if (spawnSync('getent', ['passwd', u]).status === 0) throw new Error(`a user ${u} exists on this machine already: this test creates one`)
   // Password "*": no password login, but not a locked account (which sshd refuses without PAM).
   execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', '--password', '*', ADMIN])
-  writeFileSync(SUDOERS, `${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`, {mode: 0o440})
+  writeFileSync(SUDOERS, sudoers(), {mode: 0o440})
   // citc gets installed under work (the prefix) and slurmctld runs the node programs as slurm from
   // there: as readable as /opt/citc is on a real node.
   chmodSync(work, 0o755)
   mkdirSync(join(work, 'home'))
   mkdirSync(exportDir)
+  mkdirSync(noRegistryBin)
+  mkdirSync(emptyNpmCache)
+  const npm = sh('sh', ['-c', 'command -v npm']).stdout.trim()
+  expect(npm, 'npm on PATH').not.toBe('')
+  writeFileSync(
+    join(noRegistryBin, 'npm'),
+    `#!/bin/sh\nexport npm_config_registry=http://127.0.0.1:9/ npm_config_cache=${emptyNpmCache} npm_config_fetch_retries=0 npm_config_offline=false npm_config_prefer_offline=false\nexec ${npm} "$@"\n`,
+    {mode: 0o755},
+  )
   writeFileSync(join(exportDir, 'already-there'), 'data on the shared filesystem before the cluster\n')
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${USER}@e2e`, '-f', join(work, USER)])
 }, 60 * 60_000)
@@ -128,8 +143,23 @@ describe('a cloud management node configured over SSH with the real management.y
     chmodSync(sshd.dir, 0o755)
     chmodSync(join(sshd.dir, 'authorized_keys'), 0o644)
     configured = true
-    const r = await run(['create', '--name', NAME, '--resume', '--yes', '--ssh-timeout', '60'], {TF_DOUBLE_OUTPUTS: outputs(sshd.port)}, 20 * 60_000)
+    const t0 = Date.now()
+    const r = await run(
+      ['create', '--name', NAME, '--resume', '--yes', '--ssh-timeout', '60', ...standInFlags({port: sshd.port, prefix})],
+      {TF_DOUBLE_OUTPUTS: outputs()},
+      20 * 60_000,
+    )
     if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    console.log(`create on the management node took ${Math.round((Date.now() - t0) / 1000)} s`)
+    expect(r.stdout).toMatch(/Installed citc [\d.]+ on the management node \(.*, no registry needed\)/)
+    // The node's npm cannot reach a registry, through the SSH and sudo citc uses.
+    const npmView = await run(['ssh', '-c', NAME, '--', 'sudo', '-n', 'npm', 'view', 'ssh2', 'version'], {}, 60_000)
+    expect(npmView.code).not.toBe(0)
+    expect(npmView.stderr).toMatch(/127\.0\.0\.1:9/)
+    // It runs there: as root through sudo, from the prefix, with that npm still first on the PATH.
+    const version = await run(['ssh', '-c', NAME, '--', 'sudo', '-n', 'node', `${prefix}/bin/citc`, '--version'], {}, 60_000)
+    expect(version.code, version.stderr).toBe(0)
+    expect(version.stdout).toMatch(/^citc\/0\.1\.0 /)
     expect(r.stdout).toMatch(/Configured the management node \(management\.yml: ok=\d+ changed=\d+ failed=0\)/)
     expect(r.stdout).toMatch(/Configuration applied \((restart|reconfigure)\)/)
     expect(r.stdout).toMatch(/Cluster cm is ready/)
@@ -169,9 +199,11 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(sh('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP']).status).toBe(0)
     let shown = ''
     try {
+      // The node program logs the report after its second scontrol call (the power down): wait for both.
+      const logged = () => existsSync('/var/log/citc/elastic.log') && readFileSync('/var/log/citc/elastic.log', 'utf8').includes(`${node}: reported to Slurm as DOWN`)
       await waitFor(`${node} reported DOWN by the node program`, () => {
         shown = sh('scontrol', ['show', 'node', node]).stdout
-        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown)
+        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown) && logged()
       }, 30_000, 500)
     } catch (error) {
       const tail = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').slice(-3000) : `(no ${f})`)
@@ -202,7 +234,7 @@ describe('a cloud management node configured over SSH with the real management.y
       expect(refused.json().error.message).toMatch(new RegExp(`${ADMIN} on 127\\.0\\.0\\.1 cannot run sudo without a password`))
       expect(existsSync(join(dataDir, 'clusters', 'reg'))).toBe(false)
     } finally {
-      writeFileSync(SUDOERS, `${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`, {mode: 0o440})
+      writeFileSync(SUDOERS, sudoers(), {mode: 0o440})
     }
     const added = await run(args)
     expect(added.code, added.stdout).toBe(0)

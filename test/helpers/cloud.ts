@@ -27,14 +27,27 @@ export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; clo
 }
 
 /**
- * Write the outputs of an aws cluster `name` whose management node answers SSH on 127.0.0.1:port (the
- * values a real apply would give, overridable) to `file`, for TF_DOUBLE_OUTPUTS.
+ * `citc create`'s hidden flags for a stand-in management node (StandInManagementNode in
+ * src/lib/tasks/create-cloud.ts): an sshd on loopback at `port`, citc installed under `prefix`, and
+ * `playbook` run instead of management.yml. Terraform's outputs know nothing of them, as on a cloud.
  */
-export function writeAwsOutputs(file: string, name: string, port: number, overrides: Record<string, unknown> = {}): string {
+export function standInFlags(o: {port?: number; prefix?: string; playbook?: string}): string[] {
+  return [
+    ...(o.port ? ['--mgmt-ssh-port', String(o.port)] : []),
+    ...(o.prefix ? ['--mgmt-prefix', o.prefix] : []),
+    ...(o.playbook ? ['--mgmt-playbook', o.playbook] : []),
+  ]
+}
+
+/**
+ * Write the outputs of an aws cluster `name` whose management node is at 127.0.0.1 (the values a real
+ * apply would give, overridable) to `file`, for TF_DOUBLE_OUTPUTS. Its SSH port is create's
+ * --mgmt-ssh-port (standInFlags), not an output: no template has one.
+ */
+export function writeAwsOutputs(file: string, name: string, overrides: Record<string, unknown> = {}): string {
   const values: Record<string, unknown> = {
     cluster_id: name,
     mgmt_public_ip: '127.0.0.1',
-    mgmt_ssh_port: port,
     mgmt_private_ip: '10.0.0.10',
     mgmt_user: userInfo().username,
     mgmt_hostname: 'mgmt',

@@ -132,11 +132,9 @@ export function readClusterOutputs(provider: CloudProvider, outputs: TerraformOu
     })
   }
   const str = (name: string) => String(outputs[name].value)
-  // No template declares mgmt_ssh_port (clouds use 22); the tests' management node, an sshd on
-  // loopback, listens on another port.
-  const port = Number(outputs.mgmt_ssh_port?.value ?? 22)
+  // Every template opens SSH on 22 (a stand-in node on another port comes through create's options).
   return {
-    mgmt: {host: str('mgmt_public_ip'), port: Number.isInteger(port) && port > 0 ? port : 22, user: str('mgmt_user'), hostname: str('mgmt_hostname')},
+    mgmt: {host: str('mgmt_public_ip'), port: 22, user: str('mgmt_user'), hostname: str('mgmt_hostname')},
     all: outputValues(outputs),
   }
 }

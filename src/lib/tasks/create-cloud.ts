@@ -9,9 +9,16 @@
 //              --plan-only stops here
 //   3 apply    terraform apply of exactly that plan, the resource being created as task output
 //   4 outputs  terraform output -json → cluster.yaml; wait for SSH (bounded backoff, host key pinned)
-//   5 setup    Node.js/npm/ansible-core (apt), citc itself (npm pack here → upload → npm install),
-//              then management.yml run on the node (ansible-playbook there, over SSH)
+//   5 setup    Node.js/ansible-core (apt), citc itself (its bundle with node_modules built here →
+//              upload → unpacked with no network), then management.yml run on the node
+//              (ansible-playbook there, over SSH); every wait on the node's network is bounded
 //   6 finish   slurm.conf from the limits, if any were given
+//
+// The journal records "apply-started" before Terraform may create anything, and keeps it across a
+// plain re-run's reset: destroy trusts its absence to forget a cluster without Terraform.
+//
+// A stand-in management node (the tests' sshd on loopback) is reached through CreateCloudOptions.
+// standIn — set by create's hidden flags, never by the environment or by Terraform outputs.
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 
@@ -27,6 +34,7 @@ import {cloudModule} from '../providers/registry.js'
 import {Controller} from '../slurm/controller.js'
 import {PlaybookError, runPlaybook} from '../tools/ansible.js'
 import {nodeDriverVars} from '../cluster/management-contract.js'
+import {bundleCitc} from '../tools/bundle.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary, type ResourceEvent} from '../tools/terraform.js'
 import {withLog} from '../transport/logged.js'
 import {asRootOn, writeKnownHosts} from '../transport/management.js'
@@ -36,27 +44,26 @@ import {locateProblems, type ResolvedCloudCreate} from './create-cloud-input.js'
 import {finishUnattended} from './finish/apply-config.js'
 import {generateFromLimits, requestFor} from './finish/generate-config.js'
 import {taskList, withInterrupts} from './listr.js'
-import {
-  CLOUD_INIT_WAIT,
-  DEFAULT_REMOTE_PREFIX,
-  installedPackage,
-  installPackage,
-  installTools,
-  packCitc,
-  remoteCitcBin,
-  remoteNodeBin,
-  waitForSsh,
-} from './mgmt-setup.js'
+import {DEFAULT_REMOTE_PREFIX, installedPackage, installPackage, installTools, remoteCitcBin, remoteNodeBin, waitForCloudInit, waitForSsh} from './mgmt-setup.js'
 
 export const PLAN_FILE = 'citc.tfplan'
 
 /**
- * Test-only hooks (never set by users): where citc is installed on the management node, and a
- * playbook to run there instead of management.yml. The tests' "management node" is this machine's
- * own sshd: the full management.yml would reconfigure this machine (the local-cluster e2e test
- * already runs it for real).
+ * A management node that is not the machine Terraform made: the tests' sshd on loopback (a free
+ * port, this machine's own filesystem, whose services management.yml would reconfigure). Given by
+ * create's hidden flags (--mgmt-ssh-port, --mgmt-prefix, --mgmt-playbook); users never need them.
  */
-export const TEST_ENV = {remotePrefix: 'CITC_TEST_REMOTE_PREFIX', remotePlaybook: 'CITC_TEST_REMOTE_PLAYBOOK'} as const
+export interface StandInManagementNode {
+  /** SSH port instead of 22 (recorded in cluster.yaml, so every later command uses it too). */
+  sshPort?: number
+  /** Where citc is installed instead of DEFAULT_REMOTE_PREFIX. */
+  citcPrefix?: string
+  /** A playbook file here, uploaded and run instead of management.yml. */
+  playbook?: string
+}
+
+/** The journal step written just before `terraform apply` starts (see the header). */
+export const APPLY_STARTED = 'apply-started'
 
 export interface CreateCloudOptions {
   name: string
@@ -69,9 +76,10 @@ export interface CreateCloudOptions {
   planOnly: boolean
   sshTimeoutS: number
   packageRoot: string
+  standIn?: StandInManagementNode
 }
 
-const STEPS = ['render', 'init', 'plan', 'apply', 'outputs', 'ssh', 'tools', 'install', 'playbook', 'finish'] as const
+const STEPS = ['render', 'init', 'plan', 'apply-started', 'apply', 'outputs', 'ssh', 'tools', 'install', 'playbook', 'finish'] as const
 type Step = (typeof STEPS)[number]
 
 /** The keys of a new cluster, generated here, and its inputs checked before anything is written. */
@@ -176,7 +184,12 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
   return withLock(paths.dir, 'citc create', () =>
     withInterrupts(async (signal) => {
       const journal = new Journal(paths.journal).load()
-      if (!opts.resume && exists) journal.reset()
+      if (!opts.resume && exists) {
+        // Re-running every step does not forget that Terraform may have made something.
+        const started = journal.done(APPLY_STARTED)
+        journal.reset()
+        if (started) journal.markDone(APPLY_STARTED)
+      }
       const limitsPath = join(paths.dir, 'limits.yaml')
       if (limits) writeFileSync(limitsPath, limits.text, {mode: 0o600})
       const stamp = new Date().toISOString().replace(/[:.]/g, '-')
@@ -275,6 +288,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
                   else if (e.phase === 'progress') task.output = `${e.address}: still ${e.action === 'create' ? 'creating' : e.action}… (${e.elapsedS ?? '?'} s)`
                   else if (e.phase === 'complete') task.output = `${e.address}: done${e.elapsedS !== undefined ? ` after ${e.elapsedS} s` : ''}`
                 }
+                journal.markDone(APPLY_STARTED)
                 const summary = await tf.apply(PLAN_FILE, onResource, {signal})
                 journal.markDone('apply', summary)
                 task.title = `${tool.binary} apply: ${summary.added} added, ${summary.changed} changed, ${summary.destroyed} destroyed`
@@ -286,7 +300,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
               task: async (_, task) => {
                 const outputs = await tf.output({signal})
                 const o = readClusterOutputs(provider, outputs)
-                const port = o.mgmt.port
+                const port = opts.standIn?.sshPort ?? o.mgmt.port
                 registry.update(name, (r) => {
                   r.mgmt.host = o.mgmt.host
                   r.mgmt.port = port
@@ -317,17 +331,17 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
                 rootUnlogged = asRootOn(r, ssh)
                 root = withLog(rootUnlogged, remoteLog)
                 task.output = 'waiting for cloud-init to finish'
-                await root.run(CLOUD_INIT_WAIT, {timeoutMs: 15 * 60_000, signal})
+                await waitForCloudInit(root, {signal})
                 await writeKnownHosts(r, paths)
                 journal.markDone('ssh')
               },
             },
             {
-              title: 'Install Node.js, npm and ansible-core on the management node (apt)',
+              title: 'Install Node.js and ansible-core on the management node (apt)',
               skip: () => skip('tools'),
               task: async (_, task) => {
                 installed.push(...(await installTools(root!, {signal, onOutput: (l) => (task.output = l)})))
-                task.title = installed.length > 0 ? `Installed ${installed.join(', ')} on the management node` : 'Node.js, npm and ansible-core: already on the management node'
+                task.title = installed.length > 0 ? `Installed ${installed.join(', ')} on the management node` : 'Node.js and ansible-core: already on the management node'
                 journal.markDone('tools')
               },
             },
@@ -335,18 +349,18 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
               title: 'Install citc on the management node',
               skip: () => skip('install'),
               task: async (_, task) => {
-                const prefix = process.env[TEST_ENV.remotePrefix] || DEFAULT_REMOTE_PREFIX
-                task.output = 'npm pack'
-                const pkg = await packCitc(opts.packageRoot, join(paths.dir, 'package'), signal)
+                const prefix = opts.standIn?.citcPrefix ?? DEFAULT_REMOTE_PREFIX
+                task.output = 'bundling citc with its dependencies'
+                const pkg = await bundleCitc(opts.packageRoot, join(paths.dir, 'package'), signal)
                 if (await installedPackage(root!, prefix, pkg.sha256)) {
                   task.title = `citc ${pkg.version}: already installed on the management node (${prefix})`
                 } else {
                   uploadDir ??= await makeUploadDir(ssh!)
                   const remoteTgz = `${uploadDir}/${basename(pkg.file)}`
-                  task.output = `uploading ${basename(pkg.file)}`
+                  task.output = `uploading ${basename(pkg.file)} (${(pkg.bytes / 1e6).toFixed(1)} MB, ${pkg.dependencies} dependencies)`
                   await ssh!.writeFile(remoteTgz, readFileSync(pkg.file), {mode: 0o644, signal})
                   await installPackage(root!, {prefix, tarball: remoteTgz, sha256: pkg.sha256, signal, onOutput: (l) => (task.output = l)})
-                  task.title = `Installed citc ${pkg.version} on the management node (${prefix})`
+                  task.title = `Installed citc ${pkg.version} on the management node (${prefix}, no registry needed)`
                 }
                 const nodeBin = await remoteNodeBin(root!)
                 registry.update(name, (r) => {
@@ -360,13 +374,13 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
               skip: () => skip('playbook'),
               task: async (_, task) => {
                 const r = record()
-                const prefix = process.env[TEST_ENV.remotePrefix] || DEFAULT_REMOTE_PREFIX
+                const prefix = opts.standIn?.citcPrefix ?? DEFAULT_REMOTE_PREFIX
                 uploadDir ??= await makeUploadDir(ssh!)
                 let playbookPath = `${prefix}/lib/node_modules/citc/playbooks/management.yml`
-                const testPlaybook = process.env[TEST_ENV.remotePlaybook]
-                if (testPlaybook) {
-                  playbookPath = `${uploadDir}/${basename(testPlaybook)}`
-                  await ssh!.writeFile(playbookPath, readFileSync(testPlaybook), {mode: 0o644})
+                const standInPlaybook = opts.standIn?.playbook
+                if (standInPlaybook) {
+                  playbookPath = `${uploadDir}/${basename(standInPlaybook)}`
+                  await ssh!.writeFile(playbookPath, readFileSync(standInPlaybook), {mode: 0o644})
                 }
                 const varsPath = `${uploadDir}/vars.json`
                 await ssh!.writeFile(varsPath, JSON.stringify(cloudPlaybookVars(r), null, 2), {mode: 0o600})

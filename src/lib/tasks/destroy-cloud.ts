@@ -9,11 +9,16 @@
 //   4 a sweep by the cluster tag for what is left (images, snapshots, stray instances), deleted;
 //   5 citc's state for the cluster deleted — only when all of that succeeded.
 // A failed destroy keeps the state and says exactly what remains and how to retry.
+// A cluster whose `terraform apply` never started (create stopped at init or plan, or --plan-only;
+// the journal knows) has nothing in the cloud: it is forgotten without Terraform, the cloud CLI or
+// credentials, and the output says so.
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {Journal} from '../cluster/journal.js'
 import {withLock} from '../cluster/lock.js'
-import {clusterRegistry} from '../cluster/registry.js'
+import {clusterRegistry, type ClusterPaths} from '../cluster/registry.js'
+import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError, withRetry} from '../errors.js'
 import {confirmByTyping, type Io} from '../io.js'
 import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, SWEEP_TOOLS, terraformEnvFor} from '../providers/cloud-cluster.js'
@@ -24,6 +29,7 @@ import {compressHostlist} from '../slurm/hostlist.js'
 import {detectTerraform, Terraform, type ResourceEvent} from '../tools/terraform.js'
 import {withLog} from '../transport/logged.js'
 import {connectManagement} from '../transport/management.js'
+import {APPLY_STARTED} from './create-cloud.js'
 import {taskList, withInterrupts} from './listr.js'
 
 type StateFile = {resources?: Array<{mode?: string; type?: string; name?: string; module?: string; instances?: Array<{attributes?: {id?: unknown; name?: unknown}}>}>}
@@ -66,6 +72,35 @@ export function stateIds(terraformDir: string): Set<string> {
   return ids
 }
 
+/**
+ * Did Terraform never start to apply for this cluster? Then nothing of it exists in the cloud. Only
+ * when everything agrees: create did not finish, no address or outputs were recorded, the journal
+ * has no apply (started or done), and no Terraform state holds a resource (a run by an older citc,
+ * which did not journal the start, may have left one).
+ */
+export function applyNeverStarted(record: ClusterRecord, paths: ClusterPaths): boolean {
+  if (!record.cloud || record.phase !== 'creating' || record.mgmt.host !== PENDING_HOST || record.terraform) return false
+  const journal = new Journal(paths.journal).load()
+  if (journal.done(APPLY_STARTED) || journal.done('apply')) return false
+  return stateResources(paths.terraformDir).length === 0
+}
+
+/** Forget a cluster whose apply never started (see applyNeverStarted), under its lock. */
+export async function forgetNeverApplied(io: Io, name: string, dataDir: string, command: string): Promise<string> {
+  const registry = clusterRegistry(dataDir)
+  const paths = registry.paths(name)
+  await withLock(paths.dir, command, () => {
+    // Checked again under the lock: a create may have got further meanwhile.
+    if (!applyNeverStarted(registry.get(name), paths)) {
+      throw new CitcError('usage', `${name}: terraform apply has started since`, {hint: `citc destroy ${name}`})
+    }
+    registry.remove(name)
+  })
+  const message = `Forgot ${name}: terraform apply never started for it, so nothing was made in the cloud; no Terraform, cloud CLI or credentials were needed.`
+  io.log(message)
+  return message
+}
+
 export interface DestroyCloudOptions {
   skipSweep: boolean
 }
@@ -74,8 +109,13 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
   const registry = clusterRegistry(dataDir)
   const record = registry.get(name)
   const {provider} = cloudOf(record)
-  await confirmByTyping(io, name, `destroying cluster ${name} (its compute nodes, everything Terraform made in ${provider}, and anything else tagged cluster=${name})`)
   const paths = registry.paths(name)
+  if (applyNeverStarted(record, paths)) {
+    await confirmByTyping(io, name, `destroying cluster ${name} (terraform apply never started for it: only citc's state for it is deleted)`)
+    await forgetNeverApplied(io, name, dataDir, 'citc destroy')
+    return {destroyed: name, provider, applyStarted: false, poweredDown: [], terraform: {destroyed: 0, ran: false}, sweep: {skipped: true}, warnings: []}
+  }
+  await confirmByTyping(io, name, `destroying cluster ${name} (its compute nodes, everything Terraform made in ${provider}, and anything else tagged cluster=${name})`)
   const stamp = new Date().toISOString().replace(/[:.]/g, '-')
   const tfLog = join(paths.logsDir, `terraform-destroy-${stamp}.log`)
   const remoteLog = join(paths.logsDir, `destroy-${stamp}.log`)
@@ -248,8 +288,9 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
   return {
     destroyed: name,
     provider,
+    applyStarted: true,
     poweredDown,
-    terraform: {destroyed},
+    terraform: {destroyed, ran: true},
     sweep: swept ? {found: swept.found, deleted: swept.deleted} : {skipped: true},
     warnings,
   }

@@ -1,13 +1,10 @@
 // Getting a fresh cloud management node ready for citc's playbooks, over SSH: wait until SSH answers
-// with the pinned host key (bounded backoff), let cloud-init finish, install Node.js >= 20, npm and
-// ansible-core with apt, and install citc itself from the package citc packs here (`npm pack`), so
-// the playbooks, templates and node programs on the node are exactly this version's.
-import {createHash} from 'node:crypto'
-import {mkdirSync, readFileSync, rmSync} from 'node:fs'
-import {join} from 'node:path'
-
-import {CitcError, HostKeyMismatchError, remoteError, type Hint} from '../errors.js'
-import {run, which} from '../tools/exec.js'
+// with the pinned host key (bounded backoff), let cloud-init finish, install Node.js >= 20 and
+// ansible-core with apt, and install citc itself from the bundle built here (tools/bundle.ts: the
+// package with its production node_modules), so the playbooks, templates and node programs on the
+// node are exactly this version's and the install needs no npm registry. Every step that can wait on
+// the network has a bound, and a timeout says what it was waiting for.
+import {CitcError, HostKeyMismatchError, remoteError} from '../errors.js'
 import {connectSsh, type SshConnectOptions, type SshTransport} from '../transport/ssh/index.js'
 import type {Transport} from '../transport/types.js'
 import {sleep} from '../proc.js'
@@ -73,118 +70,161 @@ export async function waitForSsh(o: WaitForSshOptions): Promise<SshTransport> {
   }
 }
 
-/** Wait for cloud-init's first boot to finish (it holds apt's lock and writes the host key); a no-op without cloud-init. */
+/** Give up on cloud-init's first boot after this long (it holds apt's lock and writes the host key). */
+export const CLOUD_INIT_TIMEOUT_MS = 15 * 60_000
+/** Wait for cloud-init's first boot to finish; a no-op without cloud-init. Its own failure is not ours (its log says). */
 export const CLOUD_INIT_WAIT = ['sh', '-c', 'if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null 2>&1 || true; fi; echo cloud-init-done']
+
+/** Wait for cloud-init (as root), bounded: a node whose first boot never ends fails with that, not a test timeout. */
+export async function waitForCloudInit(root: Transport, o: {signal?: AbortSignal; timeoutMs?: number} = {}): Promise<void> {
+  await runSetupScript(root, CLOUD_INIT_WAIT, {timeoutMs: o.timeoutMs ?? CLOUD_INIT_TIMEOUT_MS, signal: o.signal}, {
+    what: "waiting for cloud-init's first boot on the management node",
+    waitingFor: "cloud-init's first boot (`cloud-init status --wait`)",
+    hint: 'read cloud-init\'s log on the node (`citc ssh` then /var/log/cloud-init-output.log); then run `citc create --resume`',
+  })
+}
+
+/** Bound on the whole tools script: apt updates, NodeSource's key and packages. */
+export const TOOLS_TIMEOUT_MS = 20 * 60_000
 
 /**
  * The script (run as root) that installs what citc needs on the management node: ansible-core from
- * the distribution, Node.js 20 from NodeSource (Ubuntu 24.04 and Debian 12 ship Node 18, older than
- * citc needs) with its npm. Prints "citc-tools: present" when nothing was missing, "citc-tools:
- * installed <packages>" otherwise.
+ * the distribution and Node.js 20 from NodeSource (Ubuntu 24.04 and Debian 12 ship Node 18, older than
+ * citc needs). npm is not needed: citc arrives with its dependencies. Every network wait is bounded
+ * (apt's per-connection timeouts and retries, curl's --max-time) and the last "citc-tools: step" line
+ * says which one a timeout stopped. Prints "citc-tools: present" when nothing was missing,
+ * "citc-tools: installed <packages>" otherwise.
  */
 export const TOOLS_SCRIPT = [
   'set -e',
   'export DEBIAN_FRONTEND=noninteractive',
-  'apt_get() { apt-get -o DPkg::Lock::Timeout=600 -y -qq "$@"; }',
+  'apt_get() { apt-get -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3 -o Acquire::http::Timeout=30 -o Acquire::https::Timeout=30 -y -qq "$@"; }',
   'need=""',
   'command -v ansible-playbook >/dev/null 2>&1 || need="ansible-core"',
   'node_ok=no',
-  'if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && [ "$(node -p \'process.versions.node.split(".")[0]\')" -ge 20 ]; then node_ok=yes; fi',
+  'if command -v node >/dev/null 2>&1 && [ "$(node -p \'process.versions.node.split(".")[0]\')" -ge 20 ]; then node_ok=yes; fi',
   'if [ -z "$need" ] && [ "$node_ok" = yes ]; then echo "citc-tools: present"; exit 0; fi',
+  'echo "citc-tools: step apt-get update (the distribution\'s mirrors)"',
   'apt_get update',
   'if [ "$node_ok" = no ]; then',
+  '  echo "citc-tools: step NodeSource\'s signing key (deb.nodesource.com)"',
   '  apt_get install ca-certificates curl gnupg',
   '  install -d -m 0755 /etc/apt/keyrings',
-  '  curl -fsSL https://deb.nodesource.com/gpgkey/nodesource-repo.gpg.key | gpg --dearmor --yes -o /etc/apt/keyrings/nodesource.gpg',
+  '  curl -fsSL --connect-timeout 30 --max-time 120 --retry 3 https://deb.nodesource.com/gpgkey/nodesource-repo.gpg.key | gpg --dearmor --yes -o /etc/apt/keyrings/nodesource.gpg',
   '  echo "deb [signed-by=/etc/apt/keyrings/nodesource.gpg] https://deb.nodesource.com/node_20.x nodistro main" > /etc/apt/sources.list.d/nodesource.list',
+  '  echo "citc-tools: step apt-get update (deb.nodesource.com)"',
   '  apt_get update',
   '  need="$need nodejs"',
   'fi',
+  'echo "citc-tools: step apt-get install$need"',
   'apt_get install $need',
   'echo "citc-tools: installed$need"',
 ].join('\n')
 
 /** Install the tools (as root); returns what was installed (empty: everything was there). */
-export async function installTools(root: Transport, opts: {signal?: AbortSignal; onOutput?: (line: string) => void} = {}): Promise<string[]> {
-  const r = await runSetupScript(root, ['sh', '-c', TOOLS_SCRIPT], {timeoutMs: 30 * 60_000, ...opts}, 'installing Node.js, npm and ansible-core on the management node', {
-    hint: {fix: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that', retry: 'then run `citc create --resume`'},
-  })
+export async function installTools(root: Transport, opts: {signal?: AbortSignal; onOutput?: (line: string) => void; timeoutMs?: number} = {}): Promise<string[]> {
+  let step = 'apt-get'
+  const r = await runSetupScript(
+    root,
+    ['sh', '-c', TOOLS_SCRIPT],
+    {
+      timeoutMs: opts.timeoutMs ?? TOOLS_TIMEOUT_MS,
+      signal: opts.signal,
+      onOutput: (line) => {
+        const m = /^citc-tools: step (.*)/.exec(line)
+        if (m) step = m[1]
+        opts.onOutput?.(line)
+      },
+    },
+    {
+      what: 'installing Node.js and ansible-core on the management node',
+      waitingFor: () => step,
+      hint: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that, then run `citc create --resume`',
+    },
+  )
   const m = /citc-tools: installed(.*)/.exec(r.stdout)
   return m ? m[1].trim().split(/\s+/).filter(Boolean) : []
 }
 
-/** A setup script run as root, its output lines to onOutput; a failure says what failed and its last lines. */
+/**
+ * A setup script run as root, its output lines to onOutput. A failure says what failed and its last
+ * lines; a timeout says what it was waiting for when time ran out.
+ */
 async function runSetupScript(
   root: Transport,
   argv: string[],
   o: {timeoutMs: number; signal?: AbortSignal; onOutput?: (line: string) => void},
-  what: string,
-  failure: {hint: Hint},
+  about: {what: string; waitingFor: string | (() => string); hint: string},
 ) {
-  const r = await root.run(argv, {
-    timeoutMs: o.timeoutMs,
-    signal: o.signal,
-    onOutput: (chunk) => {
-      for (const line of chunk.split('\n')) if (line.trim()) o.onOutput?.(line.trim())
-    },
-  })
+  let r
+  try {
+    r = await root.run(argv, {
+      timeoutMs: o.timeoutMs,
+      signal: o.signal,
+      onOutput: (chunk) => {
+        for (const line of chunk.split('\n')) if (line.trim()) o.onOutput?.(line.trim())
+      },
+    })
+  } catch (error) {
+    if (error instanceof CitcError && error.details?.timedOut === true) {
+      const waitingFor = typeof about.waitingFor === 'string' ? about.waitingFor : about.waitingFor()
+      throw remoteError(`${about.what}: gave up after ${Math.round(o.timeoutMs / 1000)} s waiting for ${waitingFor}`, {
+        hint: about.hint,
+        details: {timedOut: true, waitingFor, timeoutSeconds: Math.round(o.timeoutMs / 1000)},
+      })
+    }
+    throw error
+  }
   if (r.exitCode !== 0) {
     const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-3).join(' ')
-    throw remoteError(`${what} failed (exit ${r.exitCode}): ${last}`, failure)
+    throw remoteError(`${about.what} failed (exit ${r.exitCode}): ${last}`, {hint: about.hint})
   }
   return r
 }
 
-export interface PackedCitc {
-  file: string
-  name: string
-  version: string
-  sha256: string
-}
-
-/** `npm pack` of the citc package that runs this (bin, dist, playbooks, templates, manifest). */
-export async function packCitc(packageRoot: string, outDir: string, signal?: AbortSignal): Promise<PackedCitc> {
-  const npm = await which('npm')
-  if (!npm) throw remoteError('npm is not installed on this machine', {hint: 'citc packs itself with npm to install the same version on the management node: install npm (it comes with Node.js)'})
-  rmSync(outDir, {recursive: true, force: true})
-  mkdirSync(outDir, {recursive: true, mode: 0o700})
-  const r = await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {cwd: packageRoot, signal, timeoutMs: 5 * 60_000})
-  if (r.exitCode !== 0) throw remoteError(`npm pack in ${packageRoot} failed: ${r.stderr.trim().split('\n').slice(-2).join(' ')}`)
-  let info: Array<{filename: string; name: string; version: string}>
-  try {
-    info = JSON.parse(r.stdout) as typeof info
-  } catch {
-    throw remoteError(`npm pack printed no JSON: ${r.stdout.trim().split('\n')[0]}`)
-  }
-  const file = join(outDir, info[0].filename.replace(/^.*\//, ''))
-  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex')
-  return {file, name: info[0].name, version: info[0].version, sha256}
-}
-
-/** Installed citc under a prefix: its bin/run.js. */
+/** Installed citc under a prefix: its bin/run.js (where `npm install -g --prefix` would put it). */
 export const remoteCitcBin = (prefix: string) => `${prefix}/lib/node_modules/citc/bin/run.js`
 const MARKER = '.citc-package.sha256'
 
-/** Is exactly this package installed under prefix already? (its sha256 recorded by the last install) */
+/** Is exactly this bundle installed under prefix already? (its sha256 recorded by the last install) */
 export async function installedPackage(root: Transport, prefix: string, sha256: string): Promise<boolean> {
   const r = await root.run(['sh', '-c', '[ -f "$1/lib/node_modules/citc/bin/run.js" ] && cat "$1/$2"', 'sh', prefix, MARKER], {timeoutMs: 60_000})
   return r.exitCode === 0 && r.stdout.trim() === sha256
 }
 
-/** `npm install -g --prefix` of an uploaded tarball (as root), then the marker. */
+/** Bound on unpacking and checking citc on the node: local disk work only. */
+export const INSTALL_TIMEOUT_MS = 5 * 60_000
+
+/**
+ * The install (as root), with no network at all: check the uploaded bundle's sha256, unpack it next
+ * to the old install, swap, link bin/citc, check that it runs (`citc --version`), record the sha256.
+ */
+export const INSTALL_SCRIPT = [
+  'set -e',
+  'prefix=$1; tgz=$2; sum=$3; marker=$4',
+  'echo "$sum  $tgz" | sha256sum -c --status || { echo "the uploaded $tgz is not the bundle citc built (sha256 differs)" >&2; exit 1; }',
+  'dest="$prefix/lib/node_modules/citc"',
+  'new="$dest.new"',
+  'rm -rf "$new" "$dest.old"',
+  'mkdir -p "$new" "$prefix/bin"',
+  'tar -xzf "$tgz" -C "$new" --strip-components=1 --no-same-owner',
+  'if [ -e "$dest" ]; then mv "$dest" "$dest.old"; fi',
+  'mv "$new" "$dest"',
+  'rm -rf "$dest.old"',
+  'ln -sfn ../lib/node_modules/citc/bin/run.js "$prefix/bin/citc"',
+  '"$(command -v node)" "$dest/bin/run.js" --version',
+  'echo "$sum" > "$prefix/$marker"',
+].join('\n')
+
+/** Unpack an uploaded bundle (bundleCitc) under prefix (as root), then the marker. */
 export async function installPackage(
   root: Transport,
-  o: {prefix: string; tarball: string; sha256: string; signal?: AbortSignal; onOutput?: (line: string) => void},
+  o: {prefix: string; tarball: string; sha256: string; signal?: AbortSignal; onOutput?: (line: string) => void; timeoutMs?: number},
 ): Promise<void> {
-  const script = [
-    'set -e',
-    'prefix=$1; tgz=$2; sum=$3; marker=$4',
-    'mkdir -p "$prefix"',
-    'npm install -g --prefix "$prefix" --omit=dev --no-audit --no-fund --prefer-offline "$tgz"',
-    'echo "$sum" > "$prefix/$marker"',
-  ].join('\n')
-  await runSetupScript(root, ['sh', '-c', script, 'sh', o.prefix, o.tarball, o.sha256, MARKER], {timeoutMs: 20 * 60_000, ...o}, 'installing citc on the management node (npm install)', {
-    hint: {fix: "the node needs to reach the npm registry (registry.npmjs.org) for citc's dependencies", retry: 'then run `citc create --resume`'},
+  await runSetupScript(root, ['sh', '-c', INSTALL_SCRIPT, 'sh', o.prefix, o.tarball, o.sha256, MARKER], {...o, timeoutMs: o.timeoutMs ?? INSTALL_TIMEOUT_MS}, {
+    what: 'installing citc on the management node (unpacking its bundle)',
+    waitingFor: `tar and \`citc --version\` under ${o.prefix}`,
+    hint: 'the node needs tar, sha256sum, Node.js >= 20 and room under the prefix; then run `citc create --resume`',
   })
 }
 

@@ -1,12 +1,19 @@
 // Getting a management node ready, against a real sshd on loopback: waiting for SSH with backoff (a
-// node that comes up late, one that never does, one with the wrong host key) and the tools check.
+// node that comes up late, one that never does, one with the wrong host key), the tools check, the
+// bounded waits, and citc's bundle: built here from ./node_modules, unpacked by the install script on
+// "a node" (this machine, as root would) where npm is never called, its native parts loading or falling back.
 import {spawnSync} from 'node:child_process'
-import {readFileSync} from 'node:fs'
-import {afterAll, describe, expect, it} from 'vitest'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
-import {installTools, TOOLS_SCRIPT, waitForSsh} from '../../../src/lib/tasks/mgmt-setup.js'
+import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../src/lib/tasks/mgmt-setup.js'
+import {bundleCitc, productionPackages} from '../../../src/lib/tools/bundle.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
+import type {Transport} from '../../../src/lib/transport/types.js'
+import {ROOT} from '../../helpers/cli.js'
 import {generateEd25519KeyPair} from '../../../src/lib/transport/ssh/index.js'
 import {freePort} from '../../helpers/slurm.js'
 import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
@@ -72,9 +79,9 @@ describe('waitForSsh', () => {
 })
 
 describe('installTools', () => {
-  it('finds Node.js >= 20, npm and ansible-playbook present here and installs nothing', async () => {
+  it('finds Node.js >= 20 and ansible-playbook present here and installs nothing', async () => {
     // CI installs them (.ci/run): fail, never skip, where they are missing.
-    for (const c of ['node', 'npm', 'ansible-playbook']) expect(spawnSync('sh', ['-c', `command -v ${c}`]).status, `${c} on PATH`).toBe(0)
+    for (const c of ['node', 'ansible-playbook']) expect(spawnSync('sh', ['-c', `command -v ${c}`]).status, `${c} on PATH`).toBe(0)
     expect(await installTools(localTransport())).toEqual([])
   })
 
@@ -82,5 +89,103 @@ describe('installTools', () => {
     expect(TOOLS_SCRIPT).toMatch(/node_20\.x nodistro main/)
     expect(TOOLS_SCRIPT).toMatch(/DPkg::Lock::Timeout=600/)
     expect(TOOLS_SCRIPT).toMatch(/need="ansible-core"/)
+    // Every network wait has its own bound too: apt's connections, curl's whole transfer.
+    expect(TOOLS_SCRIPT).toMatch(/Acquire::https::Timeout=30/)
+    expect(TOOLS_SCRIPT).toMatch(/curl -fsSL --connect-timeout 30 --max-time 120/)
+  })
+})
+
+const work = mkdtempSync(join(tmpdir(), 'citc-mgmt-setup-'))
+afterAll(() => rmSync(work, {recursive: true, force: true}))
+
+/** This machine as a management node whose PATH starts with `bin` (stand-ins for cloud-init or npm). */
+function nodeWithPath(bin: string): Transport {
+  const local = localTransport()
+  const withPath = <T extends {env?: Record<string, string>}>(o: T = {} as T) => ({...o, env: {...o.env, PATH: `${bin}:${process.env.PATH}`}})
+  return {...local, run: (argv, o) => local.run(argv, withPath(o)), check: (argv, o) => local.check(argv, withPath(o))}
+}
+
+describe('bounded waits on the node', () => {
+  it("gives up on a cloud-init that never finishes, saying that is what it waited for", async () => {
+    const bin = join(work, 'hanging-cloud-init')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'cloud-init'), '#!/bin/sh\nexec sleep 60\n', {mode: 0o755})
+    const t0 = Date.now()
+    const e = (await waitForCloudInit(nodeWithPath(bin), {timeoutMs: 1500}).catch((x: unknown) => x)) as CitcError
+    expect(e).toBeInstanceOf(CitcError)
+    expect(e.message).toBe("waiting for cloud-init's first boot on the management node: gave up after 2 s waiting for cloud-init's first boot (`cloud-init status --wait`)")
+    expect(e.exitCode).toBe(4)
+    expect(e.hint).toMatch(/cloud-init-output\.log/)
+    expect(Date.now() - t0).toBeLessThan(15_000)
+  }, 30_000)
+})
+
+describe("citc's bundle: the package with its production node_modules, installed with no registry", () => {
+  let bundle: Awaited<ReturnType<typeof bundleCitc>>
+  const prefix = join(work, 'prefix')
+  const npmCalls = join(work, 'npm-calls')
+  const noNpm = join(work, 'no-npm')
+
+  beforeAll(async () => {
+    // The published files include dist/: `npm test` builds first, as for the CLI tests.
+    if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)')
+    bundle = await bundleCitc(ROOT, join(work, 'bundle'))
+    // An npm that records being called and fails: the install must never need it.
+    mkdirSync(noNpm)
+    writeFileSync(join(noNpm, 'npm'), `#!/bin/sh\necho "npm $*" >> ${npmCalls}\nexit 1\n`, {mode: 0o755})
+  }, 120_000)
+
+  it('holds the published files and the production dependencies, not the development ones, byte for byte the same each time', async () => {
+    const listing = spawnSync('tar', ['-tzf', bundle.file], {encoding: 'utf8', maxBuffer: 64 << 20}).stdout.split('\n')
+    expect(listing).toContain('package/bin/run.js')
+    expect(listing).toContain('package/dist/index.js')
+    expect(listing).toContain('package/playbooks/management.yml')
+    expect(listing).toContain('package/node_modules/ssh2/package.json')
+    expect(listing).toContain('package/node_modules/@oclif/core/package.json')
+    expect(listing.some((l) => l.startsWith('package/node_modules/vitest/'))).toBe(false)
+    expect(listing.some((l) => l.startsWith('package/node_modules/typescript/'))).toBe(false)
+    expect(listing.some((l) => l.includes('/node_modules/.bin/'))).toBe(false)
+    expect(bundle.dependencies).toBe(productionPackages(ROOT).length)
+    const again = await bundleCitc(ROOT, join(work, 'bundle-again'))
+    expect(again.sha256).toBe(bundle.sha256)
+  }, 120_000)
+
+  it('installs on a node with no npm at all: checked by sha256, unpacked, bin/citc linked, and it runs', async () => {
+    const node = nodeWithPath(noNpm)
+    expect(await installedPackage(node, prefix, bundle.sha256)).toBe(false)
+    const lines: string[] = []
+    await installPackage(node, {prefix, tarball: bundle.file, sha256: bundle.sha256, onOutput: (l) => lines.push(l)})
+    expect(lines.join('\n')).toMatch(/^citc\/0\.1\.0 /m) // its own `citc --version`
+    expect(existsSync(npmCalls)).toBe(false)
+    expect(await installedPackage(node, prefix, bundle.sha256)).toBe(true)
+    const version = spawnSync(process.execPath, [join(prefix, 'bin', 'citc'), '--version'], {encoding: 'utf8', cwd: '/'})
+    expect(version.stdout).toMatch(/^citc\/0\.1\.0 /)
+    expect(existsSync(remoteCitcBin(prefix))).toBe(true)
+    // Again over itself (a new version replaces the old one in one move).
+    await installPackage(node, {prefix, tarball: bundle.file, sha256: bundle.sha256})
+    expect(readdirSync(join(prefix, 'lib', 'node_modules'))).toEqual(['citc'])
+  }, 120_000)
+
+  it('refuses an upload that is not the bundle it was told (sha256), installing nothing', async () => {
+    const other = join(work, 'other-prefix')
+    const e = (await installPackage(localTransport(), {prefix: other, tarball: bundle.file, sha256: '0'.repeat(64)}).catch((x: unknown) => x)) as CitcError
+    expect(e).toBeInstanceOf(CitcError)
+    expect(e.message).toMatch(/installing citc on the management node \(unpacking its bundle\) failed \(exit 1\): the uploaded .* is not the bundle citc built \(sha256 differs\)/)
+    expect(existsSync(join(other, 'lib'))).toBe(false)
+  })
+
+  it("ssh2's native parts load where they were built, and ssh2 falls back where they cannot (another machine's)", () => {
+    const dir = join(prefix, 'lib', 'node_modules', 'citc')
+    const probe = `const c = require('./node_modules/ssh2/lib/protocol/crypto.js'); require('ssh2').utils.generateKeyPairSync('ed25519'); console.log(c.bindingAvailable)`
+    const here = spawnSync(process.execPath, ['-e', probe], {cwd: dir, encoding: 'utf8'})
+    expect(here.stderr).toBe('')
+    expect(here.stdout.trim()).toBe('true')
+    // Another architecture's binaries: not loadable here. ssh2 must still work, without them.
+    const natives = spawnSync('find', [join(dir, 'node_modules'), '-name', '*.node'], {encoding: 'utf8'}).stdout.trim().split('\n').filter(Boolean)
+    expect(natives.length).toBeGreaterThan(0)
+    for (const f of natives) writeFileSync(f, 'not a shared object of this machine')
+    const elsewhere = spawnSync(process.execPath, ['-e', probe], {cwd: dir, encoding: 'utf8'})
+    expect(elsewhere.status, elsewhere.stderr).toBe(0)
+    expect(elsewhere.stdout.trim()).toBe('false')
   })
 })
