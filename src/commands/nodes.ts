@@ -16,8 +16,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
       })
     }
     this.log(nodeTable(doc.nodes))
-    const now = new Date()
-    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j, now)).join('\n')}`)
+    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j)).join('\n')}`)
     return {cluster: doc.cluster, nodes: doc.nodes, waitingJobs: doc.waitingJobs}
   }
 }

@@ -15,8 +15,7 @@ export default class Status extends BaseCommand<typeof Status> {
     const s = doc.summary
     this.log(`Nodes: ${doc.nodes.length} (${s.up} up, ${s['powering-up']} starting, ${s['powering-down']} stopping, ${s.down} powered down)\n`)
     this.log(nodeTable(doc.nodes))
-    const now = new Date()
-    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j, now)).join('\n')}`)
+    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j)).join('\n')}`)
     return doc
   }
 }

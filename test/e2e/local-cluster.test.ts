@@ -212,7 +212,7 @@ describe('a local cluster, end to end', () => {
       const st = await citc(['status', '-c', NAME], {env})
       return st.stdout.split('\n').find((l) => l.startsWith(`job ${jobId} (${USER}) waits for its nodes: `))
     })
-    expect(line).toMatch(/: (1 of 1 node\(s\) powering up|all 1 node\(s\) up, the job starts in a moment), since \d\d:\d\d:\d\d \(\d+ s\)$/)
+    expect(line).toMatch(/: (1 of 1 node\(s\) powering up|all 1 node\(s\) up, the job starts in a moment), since \d\d:\d\d:\d\d UTC \(\d+ s\)$/)
     const state = await until('the job to end', 120_000, () => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)/.exec(sh('sacct', ['-j', jobId, '-X', '-n', '-P', '-o', 'State']).stdout.trim())?.[0])
     expect(state).toBe('COMPLETED')
     expect(readFileSync(marker, 'utf8').split('\n')).toContain(jobId)

@@ -96,6 +96,40 @@ describe('prolog-slurmctld', () => {
     expect(r.code).toBe(3)
   })
 
+  it('stops waiting at once when one of the job’s nodes failed to start (DOWN)', async () => {
+    expect(sb.scontrol(['update', 'NodeName=plg-cloud-2', 'State=DOWN', 'Reason=citc: start failed: test']).status).toBe(0)
+    try {
+      const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '12', SLURM_JOB_NODELIST: 'plg-cloud-[1-2]'})
+      expect(r.code).toBe(0)
+      expect(r.ms).toBeLessThan(1500)
+    } finally {
+      sb.scontrol(['update', 'NodeName=plg-cloud-2', 'State=RESUME'])
+    }
+  })
+
+  it('ends with a chained program’s failure at once, without waiting for the nodes', async () => {
+    const site = join(work, 'site-fails.sh')
+    writeFileSync(site, '#!/bin/sh\nexit 5\n', {mode: 0o755})
+    const conf = join(work, 'chained-fails.conf')
+    writeFileSync(conf, readFileSync(sb.confPath, 'utf8').replace('ResumeTimeout=3', 'ResumeTimeout=60') + `#citc-chained-PrologSlurmctld=${site}\n`)
+    const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '13', SLURM_JOB_NODELIST: 'plg-cloud-1'})
+    expect(r.code).toBe(5)
+    expect(r.ms).toBeLessThan(5000)
+  })
+
+  it('runs a comma-separated chain in order, and never starts itself again through it', async () => {
+    const marker = join(work, 'list-ran')
+    const a = join(work, 'a.sh')
+    const b = join(work, 'b.sh')
+    writeFileSync(a, `#!/bin/sh\necho a >> ${marker}\n`, {mode: 0o755})
+    writeFileSync(b, `#!/bin/sh\necho b >> ${marker}\n`, {mode: 0o755})
+    const conf = join(work, 'list.conf')
+    writeFileSync(conf, readFileSync(sb.confPath, 'utf8') + `#citc-chained-PrologSlurmctld=${a},${SCRIPT},${b}\n`)
+    const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '14', SLURM_JOB_NODELIST: 'plg-static-1'})
+    expect(r.code).toBe(0)
+    expect(readFileSync(marker, 'utf8')).toBe('a\nb\n')
+  })
+
   it('does nothing without a node list', async () => {
     const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '11'})
     expect(r.code).toBe(0)

@@ -535,8 +535,8 @@ function readSettings(yaml: YamlFile, node: YamlNode, problems: InputProblem[], 
       // citc owns the key (its prolog starts batch jobs as soon as their nodes are up) and runs the
       // site's own program from there: kept, not refused.
       const v = toPlain(yaml, path)
-      if (typeof v !== 'string' || !/^\/[^\s,"#]+$/.test(v)) {
-        problems.push(yaml.problem(path, `PrologSlurmctld must be the absolute path of one program (no spaces, commas or quotes), e.g. /etc/slurm/prolog-ctld.sh; citc runs it from its own PrologSlurmctld`))
+      if (typeof v !== 'string' || !/^\/[^\s,"#]+(,\/[^\s,"#]+)*$/.test(v)) {
+        problems.push(yaml.problem(path, `PrologSlurmctld must be the absolute path of a program (or several, separated by commas; no spaces or quotes), e.g. /etc/slurm/prolog-ctld.sh; citc runs it from its own PrologSlurmctld`))
       } else {
         prolog.value = v
       }

@@ -83,11 +83,17 @@ export class Controller {
     return parseNodeStates(r.stdout)
   }
 
-  /** squeue's lines for jobs that hold nodes still coming up (CONFIGURING), in CONFIGURING_JOBS_FORMAT. */
-  async configuringJobs(): Promise<string> {
-    const r = await this.transport.run(this.slurmArgv('squeue', ['-h', '-t', 'CONFIGURING', '-o', CONFIGURING_JOBS_FORMAT]), {timeoutMs: 30_000})
+  /**
+   * Jobs that hold nodes still coming up (CONFIGURING): squeue's lines in CONFIGURING_JOBS_FORMAT with
+   * times as epoch seconds, and the controller's clock in the same call.
+   */
+  async configuringJobs(): Promise<{now: number; lines: string}> {
+    const squeue = ['env', `SLURM_CONF=${this.opts.confPath}`, 'SLURM_TIME_FORMAT=%s', 'squeue', '-h', '-t', 'CONFIGURING', '-o', CONFIGURING_JOBS_FORMAT]
+    const argv = ['sh', '-c', 'date +%s && exec "$@"', 'sh', ...squeue]
+    const r = await this.transport.run(argv, {timeoutMs: 30_000})
     if (r.exitCode !== 0) throw remoteError(`squeue failed: ${(r.stderr || r.stdout).trim()}`)
-    return r.stdout
+    const [now, ...lines] = r.stdout.split('\n')
+    return {now: Number(now.trim()), lines: lines.join('\n')}
   }
 
   async update(args: string[]): Promise<void> {

@@ -2,7 +2,7 @@
 import type {Limits} from '../config/limits-types.js'
 import type {Provider, ShapeCatalogue} from '../shapes/types.js'
 import {buildNodeGroups, type NodeGroup, nodeName, type PartitionDef} from './nodes.js'
-import {type BaseInput, type ElasticSettings, mergeSlurmConf, renderBase, renderGresConf, renderManagedBlock, sitePrologSlurmctld} from './render.js'
+import {type BaseInput, type ElasticSettings, mergeSlurmConf, renderBase, renderGresConf, renderManagedBlock, chainedPrologs, sitePrologSlurmctld} from './render.js'
 
 export interface Generated {
   groups: NodeGroup[]
@@ -34,7 +34,10 @@ export function generateConfig(input: {
     elastic: input.elastic,
     settings: input.limits.settings,
     // limits.yaml's slurm: PrologSlurmctld, else one the cluster's slurm.conf already runs.
-    chainedPrologSlurmctld: input.limits.prologSlurmctld ?? sitePrologSlurmctld(input.current, input.elastic.programsDir),
+    chainedPrologSlurmctld:
+      input.limits.prologSlurmctld !== undefined
+        ? chainedPrologs(input.limits.prologSlurmctld, input.elastic.programsDir)
+        : sitePrologSlurmctld(input.current, input.elastic.programsDir),
   })
   const slurmConf = mergeSlurmConf(input.current ?? renderBase(input.base), block)
   return {groups, partitions, block, slurmConf, gresConf: renderGresConf(groups)}

@@ -1,7 +1,10 @@
 // slurm.conf and gres.conf renderers. Pure and deterministic byte for byte: the same input always
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
+import {posix} from 'node:path'
+
 import type {Provider} from '../shapes/types.js'
 import {CitcError} from '../errors.js'
+import {parseConfLine} from './conf-parse.js'
 import {isBlockKey} from './managed-keys.js'
 import type {NodeGroup, PartitionDef} from './nodes.js'
 
@@ -232,14 +235,31 @@ export function sitePrologSlurmctld(conf: string | undefined, programsDir: strin
   if (!conf) return undefined
   const block = extractManagedBlock(conf)
   const outside = block ? conf.replace(block, '') : conf
-  const ours = `${programsDir}/prolog-slurmctld`
   const found: string[] = []
   for (const raw of outside.split('\n')) {
     const line = raw.startsWith(DISPLACED_PREFIX) ? raw.slice(DISPLACED_PREFIX.length) : raw
-    const path = /^\s*PrologSlurmctld\s*=\s*(\S+)/i.exec(line)?.[1]
-    if (path && path !== ours) found.push(path)
+    // Slurm's own reading: quotes removed (PrologSlurmctld="/etc/slurm/x.sh").
+    const value = parseConfLine(line).find(([k]) => k.toLowerCase() === 'prologslurmctld')?.[1]
+    const chain = value === undefined ? undefined : chainedPrologs(value, programsDir)
+    if (chain) found.push(chain)
   }
   return found.at(-1)
+}
+
+/**
+ * The programs citc's prolog is to run for a PrologSlurmctld value: one path or a comma-separated
+ * list (Slurm 23.02+), each normalised, citc's own prolog left out (a chain naming it would start it
+ * again and again). Undefined when nothing is left.
+ */
+export function chainedPrologs(value: string, programsDir: string): string | undefined {
+  const ours = posix.normalize(`${programsDir}/prolog-slurmctld`)
+  const programs = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map((p) => (p.startsWith('/') ? posix.normalize(p) : p))
+    .filter((p) => p !== ours)
+  return programs.length > 0 ? programs.join(',') : undefined
 }
 
 /** The managed block of a slurm.conf, or undefined if it has none. */

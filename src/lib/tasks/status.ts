@@ -106,7 +106,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       up = await controller.ping()
       const states = up ? await controller.nodes() : []
       nodes = states.map(toRow)
-      waitingJobs = up ? parseWaitingJobs(await controller.configuringJobs(), states) : []
+      waitingJobs = up ? await waitingJobsOf(controller, states) : []
     } catch (error) {
       if (!record.cloud) throw error
       // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
@@ -124,6 +124,16 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
     }
   } finally {
     await transport.close()
+  }
+}
+
+/** Jobs waiting for their nodes; an squeue that fails costs this explanation only, not the status. */
+async function waitingJobsOf(controller: Controller, states: NodeState[]): Promise<WaitingJob[]> {
+  try {
+    const {now, lines} = await controller.configuringJobs()
+    return parseWaitingJobs(lines, now, states)
+  } catch {
+    return []
   }
 }
 

@@ -65,10 +65,20 @@ describe('PrologSlurmctld in the managed block', () => {
     expect(g.block).not.toContain(CHAINED_PROLOG_PREFIX)
   })
 
+  it('reads a quoted value as Slurm does, keeps a list, and never chains citc’s own prolog (it would start itself again and again)', () => {
+    const dir = '/usr/local/libexec/citc'
+    expect(sitePrologSlurmctld('PrologSlurmctld="/etc/slurm/x.sh"\n', dir)).toBe('/etc/slurm/x.sh')
+    expect(sitePrologSlurmctld('PrologSlurmctld=/a.sh,/b.sh\n', dir)).toBe('/a.sh,/b.sh')
+    expect(sitePrologSlurmctld(`PrologSlurmctld=//usr/local/libexec/citc/./prolog-slurmctld,/b.sh\n`, dir)).toBe('/b.sh')
+    expect(gen(`shapes:\n  c5.xlarge: 1\nslurm:\n  PrologSlurmctld: ${OURS}\n`).block).not.toContain(CHAINED_PROLOG_PREFIX)
+    const both = gen('shapes:\n  c5.xlarge: 1\nslurm:\n  PrologSlurmctld: /a.sh,/b.sh\n')
+    expect(both.block).toContain(`${CHAINED_PROLOG_PREFIX}/a.sh,/b.sh\n`)
+  })
+
   it('finds the site’s program, never citc’s own', () => {
     expect(sitePrologSlurmctld(undefined, '/usr/local/libexec/citc')).toBeUndefined()
     expect(sitePrologSlurmctld(`PrologSlurmctld=${OURS}\n`, '/usr/local/libexec/citc')).toBeUndefined()
-    expect(sitePrologSlurmctld('prologslurmctld = /a/b\n', '/usr/local/libexec/citc')).toBe('/a/b')
+    expect(sitePrologSlurmctld('prologslurmctld=/a/b\n', '/usr/local/libexec/citc')).toBe('/a/b')
     expect(sitePrologSlurmctld(`${DISPLACED_PREFIX}PrologSlurmctld=/c\n`, '/usr/local/libexec/citc')).toBe('/c')
     // One chained from limits.yaml lives only in the block: not the cluster's own.
     expect(sitePrologSlurmctld(`# STARTNODES\n${CHAINED_PROLOG_PREFIX}/d\n# ENDNODES\n`, '/usr/local/libexec/citc')).toBeUndefined()
@@ -83,7 +93,7 @@ describe('PrologSlurmctld in the managed block', () => {
     }
     expect(error).toBeInstanceOf(InvalidInputError)
     expect((error as InvalidInputError).problems).toEqual([
-      {where: 'limits.yaml:4:3', path: 'slurm.PrologSlurmctld', message: expect.stringMatching(/^PrologSlurmctld must be the absolute path of one program/)},
+      {where: 'limits.yaml:4:3', path: 'slurm.PrologSlurmctld', message: expect.stringMatching(/^PrologSlurmctld must be the absolute path of a program/)},
     ])
   })
 })
