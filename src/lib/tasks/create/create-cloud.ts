@@ -23,22 +23,20 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {clusterRegistry, type ClusterPaths} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
-import {CitcError, InvalidInputError, usageError, withRetry} from '../../errors.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import {CitcError, usageError, withRetry} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
-import {cloudInputsFor, cloudOf, defaultMgmtUser, KEY_FILES, PENDING_HOST, terraformEnvFor} from '../../providers/cloud-cluster.js'
-import {tfvarsFor, type CloudProvider} from '../../providers/cloud.js'
-import {cloudModule} from '../../providers/registry.js'
+import {KEY_FILES, terraformEnvFor} from '../../providers/cloud-cluster.js'
+import type {CloudProvider} from '../../providers/cloud.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
-import {generateEd25519KeyPair} from '../../transport/ssh/index.js'
-import {locateProblems, type ResolvedCloudCreate} from '../create-cloud-input.js'
+import type {ResolvedCloudCreate} from '../create-cloud-input.js'
 import {generateFromLimits} from '../finish/generate-config.js'
 import {clusterWorkflow} from '../workflow.js'
-import type {CloudCreateContext} from './cloud-create-context.js'
+import {type CloudCreateContext, connected} from './cloud-create-context.js'
 import {closeSession, configureCloudNode, connectToNode, installCitc, installNodeAndAnsible} from './cloud-management-node-steps.js'
 import {APPLY_STARTED, PLAN_FILE, PLAN_STEPS, readOutputs, terraformApply} from './cloud-terraform-steps.js'
 import {applyLimits} from './management-steps.js'
+import {registerNew, updateExisting} from './register-cloud-cluster.js'
 
 /**
  * A management node that is not the machine Terraform made: the tests' sshd on loopback (a free
@@ -120,10 +118,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
         opts,
         node: {},
         ansibleLog: wf.logFile('ansible'),
-        root: () => {
-          if (!ctx.node.root) throw new Error('cloud create: the finish step ran before the SSH step connected')
-          return ctx.node.root
-        },
+        root: () => connected(ctx.node).root,
         limits: () => (existsSync(limitsPath) ? {file: limits?.file ?? limitsPath, text: readFileSync(limitsPath, 'utf8')} : undefined),
       }
       await wf.steps(PLAN_STEPS, ctx)
@@ -138,85 +133,6 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
       return readyResult(io, ctx, existsSync(limitsPath))
     },
   )
-}
-
-/** The keys of a new cluster, generated here, and its inputs checked before anything is written. */
-function prepareNew(r: ResolvedCloudCreate, paths: ClusterPaths) {
-  const admin = generateEd25519KeyPair(`citc-admin@${r.name}`)
-  const host = generateEd25519KeyPair(`citc-host@${r.name}-mgmt`)
-  const draft = {
-    name: r.name,
-    provider: r.provider,
-    createdAt: new Date().toISOString(),
-    origin: 'created' as const,
-    cloud: r.cloud,
-    mgmt: {host: PENDING_HOST, port: 22, user: 'root', keyPath: join(paths.keysDir, KEY_FILES.admin), hostKeyFingerprint: host.fingerprint},
-  } as ClusterRecord
-  // The inputs as Terraform will get them: every problem reported now, by flag or config line.
-  const inputs = cloudInputsFor(draft, {sshPublicKey: admin.publicKey, sshHostKey: host.privateKey, sshHostKeyPublic: host.publicKey})
-  try {
-    tfvarsFor(inputs)
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw new InvalidInputError(locateProblems(error.problems, r.configWhere), error.hint)
-    throw error
-  }
-  return {admin, host}
-}
-
-/** A new cluster in the registry (phase "creating"), its keys written, its host key pinned. */
-function registerNew(io: Io, r: ResolvedCloudCreate, suspendTime: number | undefined, registry: ReturnType<typeof clusterRegistry>) {
-  const {name, provider} = r
-  const paths = registry.paths(name)
-  const {admin, host} = prepareNew(r, paths)
-  const oracleAd = cloudModule(provider).availabilityDomains ? Number(r.cloud.zone) : undefined
-  registry.create(
-    {
-      name,
-      provider,
-      createdAt: new Date().toISOString(),
-      origin: 'created',
-      phase: 'creating',
-      mgmt: {
-        host: PENDING_HOST,
-        port: 22,
-        user: defaultMgmtUser(r.cloud.imageOs),
-        keyPath: join(paths.keysDir, KEY_FILES.admin),
-        // Pinned now: the first connection already checks it.
-        hostKeyFingerprint: host.fingerprint,
-        hostname: 'mgmt',
-        shape: r.cloud.mgmtShape,
-        ...(oracleAd ? {ad: oracleAd} : {}),
-        sudo: true,
-      },
-      cloud: r.cloud,
-      ...(suspendTime ? {settings: {suspendTime}} : {}),
-    },
-    () => {
-      registry.writeKey(name, KEY_FILES.admin, admin.privateKey)
-      registry.writeKey(name, KEY_FILES.adminPublic, `${admin.publicKey}\n`)
-      registry.writeKey(name, KEY_FILES.hostKey, host.privateKey)
-      registry.writeKey(name, KEY_FILES.hostKeyPublic, `${host.publicKey}\n`)
-    },
-  )
-  io.note(`Cluster ${name}: state in ${paths.dir}; the management node's host key is pinned (${host.fingerprint}).`)
-}
-
-/** An existing cluster continued or re-run with its recorded settings; only SuspendTime may change. */
-function updateExisting(io: Io, opts: CreateCloudOptions, registry: ReturnType<typeof clusterRegistry>) {
-  const {name, suspendTime} = opts
-  const record = registry.get(name)
-  cloudOf(record)
-  if (opts.resolved && opts.resolved.provider !== record.provider) {
-    throw usageError(`cluster ${name} exists and is a ${record.provider} cluster`, 'choose another --name, or leave --provider out to continue it')
-  }
-  if (!opts.resume) io.note(`Cluster ${name} exists: re-running every step with its recorded settings (they converge).`)
-  // The one setting that may change after create: finish applies it (with the limits).
-  if (suspendTime && Number(record.settings?.suspendTime) !== suspendTime) {
-    registry.update(name, (r) => {
-      r.settings = {...r.settings, suspendTime}
-    })
-    io.note(`SuspendTime is now ${suspendTime} s (slurm.conf gets it when finish runs).`)
-  }
 }
 
 /** The plan for people: one line, and the resources by type. */
