@@ -80,7 +80,7 @@ Ctrl-C, skipping the steps done.`
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
-    // Hidden, for a stand-in management node (the e2e tests' sshd on loopback): StandInManagementNode in tasks/create-cloud.ts.
+    // Hidden, for a stand-in management node (the e2e tests' sshd on loopback): StandInManagementNode in tasks/create/create-cloud.ts.
     'mgmt-ssh-port': Flags.integer({hidden: true, min: 1, max: 65535, description: 'clouds: reach the management node on this SSH port instead of 22 (a stand-in node)'}),
     'mgmt-prefix': Flags.string({hidden: true, description: 'clouds: install citc on the management node under this prefix instead of /opt/citc'}),
     'mgmt-playbook': Flags.string({hidden: true, description: 'clouds: run this playbook on the management node instead of management.yml (a stand-in node)'}),
@@ -89,7 +89,7 @@ Ctrl-C, skipping the steps done.`
   async run() {
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
-    const {createCloud} = await import('../lib/tasks/create-cloud.js')
+    const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
     const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
     const {createLocal} = await import('../lib/tasks/create/create-local.js')
     const io = this.io()

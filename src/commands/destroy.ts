@@ -34,7 +34,7 @@ what remains and can be run again.`
   async run() {
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {isCloud} = await import('../lib/providers/cloud-cluster.js')
-    const {destroyCloud} = await import('../lib/tasks/destroy-cloud.js')
+    const {destroyCloud} = await import('../lib/tasks/destroy/destroy-cloud.js')
     const {destroyLocal} = await import('../lib/tasks/destroy/destroy-local.js')
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.args.name ?? this.flags.cluster)

@@ -28,7 +28,7 @@ export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; clo
 
 /**
  * `citc create`'s hidden flags for a stand-in management node (StandInManagementNode in
- * src/lib/tasks/create-cloud.ts): an sshd on loopback at `port`, citc installed under `prefix`, and
+ * src/lib/tasks/create/create-cloud.ts): an sshd on loopback at `port`, citc installed under `prefix`, and
  * `playbook` run instead of management.yml. Terraform's outputs know nothing of them, as on a cloud.
  */
 export function standInFlags(o: {port?: number; prefix?: string; playbook?: string}): string[] {

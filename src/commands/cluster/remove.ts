@@ -17,7 +17,7 @@ cloud) is forgotten here too.`
     const {clusterRegistry} = await import('../../lib/cluster/registry.js')
     const {withLock} = await import('../../lib/cluster/lock.js')
     const {confirmByTyping} = await import('../../lib/io.js')
-    const {applyNeverStarted, forgetNeverApplied} = await import('../../lib/tasks/destroy-cloud.js')
+    const {applyNeverStarted, forgetNeverApplied} = await import('../../lib/tasks/destroy/never-applied.js')
     const registry = clusterRegistry(this.config.dataDir)
     const record = registry.get(this.args.name)
     if (record.origin === 'created') {

@@ -6,7 +6,8 @@
 //              that is not a CitcError becomes a `cancelled` one: exit 130, not 1), and the clean-ups run
 //              before the lock is released
 //   journal    a step with a `journal` name is marked done when it succeeds (with what it returned, if
-//              anything); with `resume`, a step done in an earlier run is skipped
+//              anything); with `resume`, a step done in an earlier run is skipped; a `reset` forgets
+//              them all but the ones it is told to `keep`
 //   logs       `logFile('ansible')` is <cluster>/logs/ansible-<stamp>.log, one stamp for the whole run
 //   errors     a failure of the steps (or of `guard`ed work) goes through the workflow's `rewrap`, which
 //              says how to go on (`--resume`, the log to read); errors before the steps keep their own hint
@@ -74,8 +75,12 @@ export interface WorkflowSpec {
   renderer: RendererName
   /** Lock options: `wait` (and its bound) for commands with a --wait flag. */
   lock?: Pick<LockOptions, 'wait' | 'timeoutMs'>
-  /** Journaled workflows: `reset` forgets every step first (a plain re-run converges every step again). */
-  journal?: {resume: boolean; reset: boolean}
+  /**
+   * Journaled workflows: `reset` forgets every step first (a plain re-run converges every step again),
+   * except those in `keep`: records of what outlives a run (create's "apply-started": Terraform may
+   * have made something, and destroy trusts the journal on that).
+   */
+  journal?: {resume: boolean; reset: boolean; keep?: readonly string[]}
   /**
    * The error a failed step ends with. Gets CitcErrors only: an error of another kind passes
    * unchanged, unless the run was interrupted (then it becomes a `cancelled` one first).
@@ -117,7 +122,7 @@ export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow
         const journal = new Journal(spec.paths.journal)
         if (spec.journal) {
           journal.load()
-          if (spec.journal.reset) journal.reset()
+          if (spec.journal.reset) resetJournal(journal, spec.journal.keep ?? [])
         }
         const resume = spec.journal?.resume ?? false
         const context: WorkflowContext = {
@@ -158,6 +163,13 @@ export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow
       }),
     spec.lock ?? {},
   )
+}
+
+/** Forget every step but those in `keep` (each kept with its data). */
+function resetJournal(journal: Journal, keep: readonly string[]): void {
+  const kept = keep.filter((step) => journal.done(step)).map((step) => ({step, data: journal.data(step)}))
+  journal.reset()
+  for (const {step, data} of kept) journal.markDone(step, data)
 }
 
 function listrTask<Ctx>(step: Step<Ctx>, wf: WorkflowContext, ctx: Ctx): ListrTask<Ctx> {

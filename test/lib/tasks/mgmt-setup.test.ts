@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
-import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../src/lib/tasks/mgmt-setup.js'
+import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../src/lib/tasks/create/management-node-setup.js'
 import {bundleCitc, productionPackages} from '../../../src/lib/tools/bundle.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 import type {Transport} from '../../../src/lib/transport/types.js'

@@ -66,6 +66,24 @@ describe('clusterWorkflow', () => {
     expect(readFileSync(paths.journal, 'utf8')).not.toMatch(/"c"/)
   })
 
+  it('a reset keeps the steps it is told to keep (with their data), and only if they were done', async () => {
+    const run = (reset: boolean, steps: Array<Step<Ctx>>) =>
+      clusterWorkflow(spec({journal: {resume: false, reset, keep: ['started', 'never']}}), async (wf) => {
+        await wf.steps(steps, {...wf.context, ran: []})
+        return wf.journal.steps().map((e) => [e.step, e.data])
+      })
+    expect(await run(false, [step('started', {run: () => ({at: 1})}), step('done')])).toEqual([
+      ['started', {at: 1}],
+      ['done', undefined],
+    ])
+    // The re-run's reset forgets "done" (it runs again) but remembers "started".
+    expect(await run(true, [step('other')])).toEqual([
+      ['started', {at: 1}],
+      ['other', undefined],
+    ])
+    expect(await run(true, [])).toEqual([['started', {at: 1}]])
+  })
+
   it('names log files <kind>-<stamp>.log in the cluster logs/, one stamp per run', async () => {
     const files = await clusterWorkflow(spec(), async (wf) => [wf.logFile('ansible'), wf.logFile('create')])
     expect(files[0]).toMatch(new RegExp(`^${paths.logsDir}/ansible-\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z\\.log$`))

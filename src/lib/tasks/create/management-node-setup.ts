@@ -4,10 +4,10 @@
 // package with its production node_modules), so the playbooks, templates and node programs on the
 // node are exactly this version's and the install needs no npm registry. Every step that can wait on
 // the network has a bound, and a timeout says what it was waiting for.
-import {CitcError, HostKeyMismatchError, remoteError} from '../errors.js'
-import {connectSsh, type SshConnectOptions, type SshTransport} from '../transport/ssh/index.js'
-import type {Transport} from '../transport/types.js'
-import {sleep} from '../proc.js'
+import {CitcError, HostKeyMismatchError, remoteError} from '../../errors.js'
+import {connectSsh, type SshConnectOptions, type SshTransport} from '../../transport/ssh/index.js'
+import type {Transport} from '../../transport/types.js'
+import {sleep} from '../../proc.js'
 
 /** Where citc is installed on a management node (its own npm prefix, out of the distribution's way). */
 export const DEFAULT_REMOTE_PREFIX = '/opt/citc'
