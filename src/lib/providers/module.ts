@@ -13,6 +13,7 @@ import type {InputProblem} from '../errors.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
+import type {TerraformOutputValues} from './cloud-node-config.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 import type {NodeDriver} from './types.js'
 
@@ -22,6 +23,17 @@ export interface CreateFlagSpec<S = object> {
   description: string
   /** Where cluster.yaml keeps it once the cluster is made (such a setting is fixed from then on). */
   recorded?(settings: CommonCloudSettings & Partial<S>): string | undefined
+}
+
+/**
+ * The provider's section (`driver`) of the management node's /etc/citc/cluster.json: what its node
+ * driver needs (cluster/management-contract.ts puts the sections of all modules in one schema).
+ */
+export interface NodeConfigSection<D = unknown> {
+  /** The section's schema, built with the zod it is given (the registry loads no zod). */
+  schema(z: typeof Zod): Zod.ZodType<D>
+  /** Clouds: the section made from Terraform's outputs (unchecked: the contract checks it against `schema`). */
+  fromOutputs?(outputs: TerraformOutputValues): unknown
 }
 
 /** The zod shape of a provider's own fields in cluster.yaml's `cloud:` section, built with the zod it is given. */
@@ -114,7 +126,7 @@ export interface CatalogueOptions {
   host?: {cpus: number; memoryMiB: number; cores?: number; arch?: 'x86_64' | 'arm64'}
 }
 
-export interface ProviderModule<N extends string = string> {
+export interface ProviderModule<N extends string = string, D = unknown> {
   name: N
   /** "Amazon Web Services": the wizard's choice says "aws — Amazon Web Services". */
   title: string
@@ -129,6 +141,8 @@ export interface ProviderModule<N extends string = string> {
   availabilityDomains: boolean
   /** `citc create` flags of a provider without a cloud part (local). */
   flags?: Record<string, CreateFlagSpec>
+  /** Its section of the management node's cluster.json: the node driver's settings there. */
+  nodeConfig: NodeConfigSection<D>
   /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
   nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
   /** The image builder (`citc rebuild-image`, imported when asked for); undefined: none yet. */
@@ -136,9 +150,10 @@ export interface ProviderModule<N extends string = string> {
   cloud?: CloudPart
 }
 
-/** A provider with a cloud part. */
-export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs> extends ProviderModule<N> {
+/** A provider with a cloud part: its cluster.json section is made from its Terraform outputs. */
+export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs, D = unknown> extends ProviderModule<N, D> {
   cloud: CloudPart<S, I>
+  nodeConfig: Required<NodeConfigSection<D>>
 }
 
 /**

@@ -4,6 +4,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
+import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 import {awsCatalogue} from './shapes.js'
 
 export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
@@ -23,12 +24,13 @@ export interface AwsInputs extends CommonCloudInputs {
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/
 const ZONE = /^[a-z]{2}(-[a-z]+)+-\d+[a-z]$/
 
-export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
+export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig> = {
   name: 'aws',
   title: 'Amazon Web Services',
   shapes: () => awsCatalogue,
   realMemory: cloudRealMemory,
   availabilityDomains: false,
+  nodeConfig: awsNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },

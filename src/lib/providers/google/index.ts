@@ -7,6 +7,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
+import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
 import {googleCatalogue} from './shapes.js'
 
 export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
@@ -33,12 +34,13 @@ const ZONE = /^[a-z]+-[a-z]+\d+-[a-z]$/
 /** Variables that select a credential; any one of them set makes the provider ignore ADC. */
 const CREDENTIAL_VARIABLES = ['GOOGLE_CREDENTIALS', 'GOOGLE_CLOUD_KEYFILE_JSON', 'GCLOUD_KEYFILE_JSON', 'GOOGLE_APPLICATION_CREDENTIALS'] as const
 
-export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> = {
+export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, GoogleNodeConfig> = {
   name: 'google',
   title: 'Google Cloud',
   shapes: () => googleCatalogue,
   realMemory: cloudRealMemory,
   availabilityDomains: false,
+  nodeConfig: googleNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },

@@ -7,6 +7,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
+import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
 import {oracleCatalogue} from './shapes.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
@@ -45,12 +46,13 @@ export function splitOracleShape(name: string): {shape: string; ocpus?: number; 
   return {shape: m[1], ocpus: Number(m[2]), memoryGb: Number(m[3])}
 }
 
-export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs> = {
+export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, OracleNodeConfig> = {
   name: 'oracle',
   title: 'Oracle Cloud Infrastructure',
   shapes: () => oracleCatalogue,
   realMemory: cloudRealMemory,
   availabilityDomains: true,
+  nodeConfig: oracleNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },
