@@ -96,12 +96,6 @@ function look(file: string): Seen {
   return info ? {kind: 'held', raw, info} : {kind: 'unreadable', raw, ageMs: Date.now() - mtimeMs}
 }
 
-/** The current holder of `<dir>/lock`, if any (for status output). */
-export function readLock(dir: string): LockInfo | undefined {
-  const seen = look(join(dir, LOCK_FILE))
-  return seen.kind === 'held' ? seen.info : undefined
-}
-
 function tryCreate(file: string, info: LockInfo): boolean {
   let fd: number
   try {

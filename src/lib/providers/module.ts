@@ -132,8 +132,6 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   title: string
   /** The shape catalogue (limits.yaml's shape names). */
   shapes(opts?: CatalogueOptions): ShapeCatalogue
-  /** Memory Slurm may hand to jobs on a shape advertising `memoryMiB` (see shapes/memory.ts). */
-  realMemory(memoryMiB: number): number
   /**
    * Nodes are placed in numbered availability domains: limits give a count per AD, node features
    * carry ad=N, and the management node's shape is subtracted once from its AD's limit.

@@ -11,11 +11,6 @@ export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): S
   return providerModule(provider).shapes(opts)
 }
 
-/** Memory Slurm may hand to jobs on a shape of `provider` advertising `memoryMiB` (see memory.ts). */
-export function realMemoryFor(provider: Provider, memoryMiB: number): number {
-  return providerModule(provider).realMemory(memoryMiB)
-}
-
 /** Distance from the user's name to one catalogue entry; patterns (Oracle flex) match on their family. */
 function distanceTo(query: string, candidate: string): number {
   const lower = candidate.toLowerCase()

@@ -17,7 +17,7 @@
 //   Always an integer (floor), at least 1, and below the advertised memory.
 // CitC's Google code kept only the overhead term (n1-standard-2 → 972 MiB for a 7.5 GiB machine): fixed.
 //
-// Each provider module says which rule its shapes follow (ProviderModule.realMemory): the clouds this
+// Each provider's catalogue applies its rule when it builds its shapes (toShape): the clouds this
 // one; local its own (providers/local/shapes.ts: a cap citc chose well under this machine's memory).
 
 /** CitC's overhead estimate, in MiB, for a machine of `mib` MiB. */

@@ -1,6 +1,5 @@
 // AWS: everything citc knows about Amazon Web Services (templates/terraform/aws holds the Terraform).
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
@@ -28,7 +27,6 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
   name: 'aws',
   title: 'Amazon Web Services',
   shapes: () => awsCatalogue,
-  realMemory: cloudRealMemory,
   availabilityDomains: false,
   nodeConfig: awsNodeConfig,
   async nodeDriver() {

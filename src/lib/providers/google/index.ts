@@ -3,7 +3,6 @@ import {homedir} from 'node:os'
 import {isAbsolute, join} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
@@ -38,7 +37,6 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
   name: 'google',
   title: 'Google Cloud',
   shapes: () => googleCatalogue,
-  realMemory: cloudRealMemory,
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
   async nodeDriver() {

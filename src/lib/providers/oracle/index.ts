@@ -3,7 +3,6 @@
 import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
@@ -50,7 +49,6 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   name: 'oracle',
   title: 'Oracle Cloud Infrastructure',
   shapes: () => oracleCatalogue,
-  realMemory: cloudRealMemory,
   availabilityDomains: true,
   nodeConfig: oracleNodeConfig,
   async nodeDriver() {
