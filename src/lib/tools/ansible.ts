@@ -270,14 +270,6 @@ export function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: 
   return {ok, recap: r.recap, failedTask, lastLines: r.lastLines, exitCode: r.exitCode}
 }
 
-/** Parse a whole captured output at once (tests, logs). */
-export function parsePlaybookOutput(text: string, exitCode: number, opts: OutputParserOptions = {}): PlaybookResult {
-  const p = new PlaybookOutputParser(opts)
-  p.push(text)
-  p.end()
-  return p.result(exitCode)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Running it
 

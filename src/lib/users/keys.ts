@@ -307,12 +307,6 @@ export async function loadKeySpec(spec: string, where: string, opts: KeyOptions 
   return {keys: parsed.keys, problems}
 }
 
-/** The keys of several --key values (fetched in parallel), deduplicated (same type and data), in order. */
-export async function loadKeys(specs: readonly {spec: string; where: string}[], opts: KeyOptions = {}): Promise<KeysResult> {
-  const results = await Promise.all(specs.map((s) => loadKeySpec(s.spec, s.where, opts)))
-  return {keys: dedupeKeys(results.flatMap((r) => r.keys)), problems: results.flatMap((r) => r.problems)}
-}
-
 export function dedupeKeys(keys: readonly PublicKey[]): PublicKey[] {
   const seen = new Set<string>()
   return keys.filter((k) => {

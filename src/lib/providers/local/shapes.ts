@@ -26,8 +26,6 @@ export interface LocalHost {
   arch?: Arch
 }
 
-export const LOCAL_SHAPES = ['local.small', 'local.medium', 'local.large'] as const
-
 /** Node's name for the CPU architecture, as citc's. Anything that is not arm64 is treated as x86_64. */
 export function archOf(nodeArch: string): Arch {
   return nodeArch === 'arm64' ? 'arm64' : 'x86_64'
