@@ -6,7 +6,7 @@
 // options) — including the node programs slurmctld starts on each power event. So a module's own
 // file stays light: no zod at run time (its settings come as a factory handed zod by cluster/schema.ts),
 // no execa (sweepers import tools/exec.js when they run), no prompt library (questions go through
-// Io), and its node driver and image builder are imported only when asked for.
+// Io), and its shape catalogue, node driver and image builder are imported only when asked for.
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
@@ -109,8 +109,11 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
   inputs(common: CommonCloudInputs, settings: CommonCloudSettings & Partial<S>): I
   /** Problems with the provider-specific inputs, located by flag. */
   check(inputs: I): InputProblem[]
-  /** The tfvars for these inputs (pure; defaults filled in, absent optional values left out). */
-  tfvars(inputs: I): Record<string, string | number>
+  /**
+   * The tfvars for these inputs (pure; defaults filled in, absent optional values left out). `shapes`
+   * is this provider's catalogue (the management node's architecture is its shape's).
+   */
+  tfvars(inputs: I, shapes: ShapeCatalogue): Record<string, string | number>
   /** Recognises this cloud in Terraform's output (for hints when the caller did not say which cloud). */
   recognize: RegExp
   errorHints: CloudErrorHints
@@ -130,8 +133,12 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   name: N
   /** "Amazon Web Services": the wizard's choice says "aws — Amazon Web Services". */
   title: string
-  /** The shape catalogue (limits.yaml's shape names). */
-  shapes(opts?: CatalogueOptions): ShapeCatalogue
+  /**
+   * The shape catalogue (limits.yaml's shape names), imported when asked for: the tables are the
+   * modules' largest files and most commands (the node programs) never look a shape up.
+   * shapes/index.ts imports every catalogue once, for the commands that do.
+   */
+  shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**
    * Nodes are placed in numbered availability domains: limits give a count per AD, node features
    * carry ad=N, and the management node's shape is subtracted once from its AD's limit.

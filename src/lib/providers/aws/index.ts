@@ -4,7 +4,6 @@ import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cl
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
-import {awsCatalogue} from './shapes.js'
 
 export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
 
@@ -26,7 +25,10 @@ const ZONE = /^[a-z]{2}(-[a-z]+)+-\d+[a-z]$/
 export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig> = {
   name: 'aws',
   title: 'Amazon Web Services',
-  shapes: () => awsCatalogue,
+  shapes: async () => {
+    const {awsCatalogue} = await import('./shapes.js')
+    return () => awsCatalogue
+  },
   availabilityDomains: false,
   nodeConfig: awsNodeConfig,
   async nodeDriver() {
@@ -95,12 +97,12 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
       }
       return problems
     },
-    tfvars(inputs) {
+    tfvars(inputs, shapes) {
       const shape = inputs.mgmtShape ?? AWS_DEFAULTS.mgmtShape
       return {
         ...commonTfvars(inputs, AWS_DEFAULTS),
         zone: inputs.zone,
-        mgmt_arch: inputs.mgmtArch ?? awsCatalogue.get(shape)?.arch ?? 'x86_64',
+        mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
     recognize: /\baws_|hashicorp\/aws|amazonaws\.com|\bEC2\b/,

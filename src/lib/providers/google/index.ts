@@ -7,7 +7,6 @@ import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cl
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
-import {googleCatalogue} from './shapes.js'
 
 export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
 
@@ -36,7 +35,10 @@ const CREDENTIAL_VARIABLES = ['GOOGLE_CREDENTIALS', 'GOOGLE_CLOUD_KEYFILE_JSON',
 export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, GoogleNodeConfig> = {
   name: 'google',
   title: 'Google Cloud',
-  shapes: () => googleCatalogue,
+  shapes: async () => {
+    const {googleCatalogue} = await import('./shapes.js')
+    return () => googleCatalogue
+  },
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
   async nodeDriver() {
@@ -129,13 +131,13 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
       }
       return problems
     },
-    tfvars(inputs) {
+    tfvars(inputs, shapes) {
       const shape = inputs.mgmtShape ?? GOOGLE_DEFAULTS.mgmtShape
       return {
         ...commonTfvars(inputs, GOOGLE_DEFAULTS),
         project: inputs.project,
         zone: inputs.zone,
-        mgmt_arch: inputs.mgmtArch ?? googleCatalogue.get(shape)?.arch ?? 'x86_64',
+        mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
     recognize: /\bgoogle_|hashicorp\/google|googleapi|googleapis\.com/,

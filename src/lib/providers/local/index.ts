@@ -2,12 +2,14 @@
 // the node driver starts here (driver.ts). No cloud part: no Terraform, credentials or sweeper.
 import type {ProviderModule} from '../module.js'
 import {localNodeConfig, type LocalNodeConfig} from './node-config.js'
-import {localCatalogue} from './shapes.js'
 
 export const localModule: ProviderModule<'local', LocalNodeConfig> = {
   name: 'local',
   title: 'this machine, no cloud account',
-  shapes: (opts = {}) => localCatalogue(opts.host),
+  shapes: async () => {
+    const {localCatalogue} = await import('./shapes.js')
+    return (opts = {}) => localCatalogue(opts.host)
+  },
   availabilityDomains: false,
   nodeConfig: localNodeConfig,
   flags: {

@@ -7,7 +7,6 @@ import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
-import {oracleCatalogue} from './shapes.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
 export const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
@@ -48,7 +47,10 @@ export function splitOracleShape(name: string): {shape: string; ocpus?: number; 
 export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, OracleNodeConfig> = {
   name: 'oracle',
   title: 'Oracle Cloud Infrastructure',
-  shapes: () => oracleCatalogue,
+  shapes: async () => {
+    const {oracleCatalogue} = await import('./shapes.js')
+    return () => oracleCatalogue
+  },
   availabilityDomains: true,
   nodeConfig: oracleNodeConfig,
   async nodeDriver() {
