@@ -61,7 +61,7 @@ const LOCK_FILE = 'lock'
 const UNREADABLE_GRACE_MS = 10_000
 
 /** Whether the holder described by `info` still runs (on this host). */
-export function holderAlive(info: Pick<LockInfo, 'pid' | 'start'>): boolean {
+function holderAlive(info: Pick<LockInfo, 'pid' | 'start'>): boolean {
   if (!pidAlive(info.pid)) return false
   const start = info.start === undefined ? undefined : procStat(info.pid)?.start
   // A different start time: the PID now belongs to another process.

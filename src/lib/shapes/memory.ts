@@ -26,9 +26,9 @@ export function citcOverheadMiB(mib: number): number {
 }
 
 /** Largest share of the advertised memory ever given to Slurm on a cloud shape. */
-export const CLOUD_MAX_FRACTION = 0.95
+const CLOUD_MAX_FRACTION = 0.95
 /** Share kept on machines too small for the formula. */
-export const CLOUD_MIN_FRACTION = 0.5
+const CLOUD_MIN_FRACTION = 0.5
 
 /** The conservative cloud rule (see above). */
 export function cloudRealMemory(memoryMiB: number): number {

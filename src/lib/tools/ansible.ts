@@ -258,7 +258,7 @@ export function recapSucceeded(recap: Recap): boolean {
   return hosts.length > 0 && hosts.every((s) => s.failed === 0 && s.unreachable === 0)
 }
 
-export function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: string[]; exitCode: number}): PlaybookResult {
+function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: string[]; exitCode: number}): PlaybookResult {
   const ok = recapSucceeded(r.recap) && r.exitCode === 0
   let failedTask = ok ? undefined : r.failedTask
   if (!ok && !failedTask) {

@@ -5,7 +5,7 @@ import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 
-export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
+const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
 
 /** aws's own fields of cluster.yaml's `cloud:` section. */
 export interface AwsSettings {

@@ -8,7 +8,7 @@ import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
 
-export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
+const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
 
 /** google's own fields of cluster.yaml's `cloud:` section. */
 export interface GoogleSettings {

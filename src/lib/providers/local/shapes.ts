@@ -15,7 +15,7 @@ import {join} from 'node:path'
 import {fixedCatalogue, toShape} from '../../shapes/table.js'
 import type {Arch, ShapeCatalogue} from '../../shapes/types.js'
 
-export const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
+const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
 
 export interface LocalHost {
   /** Logical CPUs (hardware threads). */

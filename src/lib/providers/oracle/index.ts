@@ -9,7 +9,7 @@ import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
-export const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
+const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
 
 /** oracle's own fields of cluster.yaml's `cloud:` section (the zone is the availability domain number). */
 export interface OracleSettings {

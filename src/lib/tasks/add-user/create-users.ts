@@ -107,12 +107,12 @@ async function isDirectory(t: Transport, path: string, signal?: AbortSignal): Pr
 }
 
 /** A new random password: 24 characters of base64url (144 bits). */
-export function newPassword(): string {
+function newPassword(): string {
   return randomBytes(18).toString('base64url')
 }
 
 /** The home of `username` under `homeRoot`, refusing anything but a plain child (it may be removed on undo). */
-export function homeOf(homeRoot: string, username: string): string {
+function homeOf(homeRoot: string, username: string): string {
   if (!USERNAME.test(username)) throw new Error(`refusing a home for "${username}"`)
   return posix.join(homeRoot, username)
 }
