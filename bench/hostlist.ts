@@ -2,7 +2,7 @@
 // finish generates for a large cluster). Run with `npx tsx bench/hostlist.ts`.
 import {performance} from 'node:perf_hooks'
 
-import {compressHostlist, expandHostlist, hostlistRanges} from '../src/lib/slurm/hostlist.js'
+import {compressHostlist, expandHostlist} from '../src/lib/slurm/hostlist.js'
 
 const PREFIXES = 35
 const TOTAL = 100_000
@@ -51,6 +51,4 @@ function sameNames(a: string[], b: string[]): boolean {
 if (!sameNames(expanded, sorted)) throw new Error('round trip changed the names')
 const expandedGappy = time('expandHostlist of the gappy list', () => expandHostlist(gappyList))
 if (!sameNames(expandedGappy, gappy)) throw new Error('gappy round trip changed the names')
-const numbers = Array.from({length: perPrefix}, (_, i) => i + 1)
-time(`hostlistRanges, ${PREFIXES} prefixes x 1..${perPrefix}`, () => prefixes.map((p) => hostlistRanges(p, 4, numbers)).join(','))
 console.log(`\ncompressed: ${fromSorted.length} characters; gappy: ${gappyList.length} characters`)

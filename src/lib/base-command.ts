@@ -17,7 +17,7 @@ export function rendererPolicy(opts: {json: boolean; verbose: boolean; tty: bool
   return 'default'
 }
 
-export const isCi = () => Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0'
+const isCi = () => Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0'
 
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static enableJsonFlag = true

@@ -82,7 +82,7 @@ export interface InputProblem {
 }
 
 /** "limits.yaml:3:1 shapes["c5.xlarg"]: unknown shape …", or "--key: cannot read …". */
-export const formatProblem = (p: InputProblem) => (p.path ? `${p.where} ${p.path}: ${p.message}` : `${p.where}: ${p.message}`)
+const formatProblem = (p: InputProblem) => (p.path ? `${p.where} ${p.path}: ${p.message}` : `${p.where}: ${p.message}`)
 
 export class InvalidInputError extends CitcError {
   readonly problems: InputProblem[]

@@ -19,7 +19,7 @@ export interface Prompts {
 }
 
 /** The terminal's prompts: @inquirer/prompts, loaded on the first question. */
-export const terminalPrompts: Prompts = {
+const terminalPrompts: Prompts = {
   async select(q) {
     const {select} = await import('@inquirer/prompts')
     return select(q)

@@ -1,13 +1,14 @@
 // `citc node resume|suspend|fail` as slurmctld runs them (the built CLI), with a cluster.json they
 // cannot use: they stop before touching any node, exit 4, and say which file, what is wrong and what
-// to do — not a stack trace.
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+// to do — not a stack trace. And what they load on the way: slurmctld starts one on every power event.
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
 
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {citc} from '../helpers/cli.js'
+import {citc, ROOT} from '../helpers/cli.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-node-program-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
@@ -25,5 +26,26 @@ describe('node programs with an unusable cluster.json', () => {
     const said = r.stderr.replace(/[\s›]+/g, ' ')
     expect(said).toContain(`Error: ${file} on this machine `)
     expect(said).toMatch(expected)
+  })
+})
+
+describe('what a node program loads', () => {
+  it('reaches cluster.json without the shape catalogues or any Terraform code', async () => {
+    // A module hook (node --import) writes every file the program loads; the unusable cluster.json
+    // stops it right after its static imports.
+    const loaded = join(work, 'loaded.txt')
+    const hooks = join(work, 'hooks.mjs')
+    writeFileSync(hooks, `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(loaded)}, url + '\\n')\n  return next(url, context)\n}\n`)
+    const register = join(work, 'register.mjs')
+    writeFileSync(register, `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
+    const file = join(work, 'bad.json')
+    writeFileSync(file, JSON.stringify({version: 1, name: 'lab', provider: 'local'}))
+    const r = await citc(['node', 'resume', 'lab-small-0001'], {env: {CITC_NODE_CONFIG: file, NODE_OPTIONS: `--import=${pathToFileURL(register).href}`}})
+    expect(r.code).toBe(4)
+    const dist = pathToFileURL(join(ROOT, 'dist')).href
+    const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
+    expect(ours).toContain('lib/tasks/node-programs.js')
+    expect(ours).toContain('lib/cluster/management-contract.js')
+    expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/cloud\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })
 })

@@ -61,7 +61,7 @@ const LOCK_FILE = 'lock'
 const UNREADABLE_GRACE_MS = 10_000
 
 /** Whether the holder described by `info` still runs (on this host). */
-export function holderAlive(info: Pick<LockInfo, 'pid' | 'start'>): boolean {
+function holderAlive(info: Pick<LockInfo, 'pid' | 'start'>): boolean {
   if (!pidAlive(info.pid)) return false
   const start = info.start === undefined ? undefined : procStat(info.pid)?.start
   // A different start time: the PID now belongs to another process.
@@ -94,12 +94,6 @@ function look(file: string): Seen {
   }
   const info = parseInfo(raw)
   return info ? {kind: 'held', raw, info} : {kind: 'unreadable', raw, ageMs: Date.now() - mtimeMs}
-}
-
-/** The current holder of `<dir>/lock`, if any (for status output). */
-export function readLock(dir: string): LockInfo | undefined {
-  const seen = look(join(dir, LOCK_FILE))
-  return seen.kind === 'held' ? seen.info : undefined
 }
 
 function tryCreate(file: string, info: LockInfo): boolean {

@@ -9,19 +9,17 @@
 //            readManagementContractFile, which say which file, which field and what to do when the file
 //            is missing, from another citc version, or not what citc writes.
 // The provider's section (`driver`) is what its node driver needs to start machines: subnet, image,
-// the management node's identity, zone… Nothing secret goes in this file (it is world-readable).
+// the management node's identity, zone… Each provider module declares its own (nodeConfig, in
+// providers/<name>/node-config.ts); this file names no provider. Nothing secret goes in this file
+// (it is world-readable).
 // Change a field's meaning or remove one: bump MANAGEMENT_CONTRACT_VERSION (and the role writes it).
 import {readFileSync} from 'node:fs'
 
 import {z} from 'zod'
 
 import {CitcError, type ErrorKind} from '../errors.js'
-import {awsNodeConfig} from '../providers/aws/node-config.js'
 import type {TerraformOutputValues} from '../providers/cloud-node-config.js'
-import {googleNodeConfig} from '../providers/google/node-config.js'
-import {localNodeConfig} from '../providers/local/node-config.js'
-import {oracleNodeConfig} from '../providers/oracle/node-config.js'
-import type {CloudProvider} from '../providers/registry.js'
+import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
 export const CLUSTER_JSON = '/etc/citc/cluster.json'
@@ -44,25 +42,29 @@ const commonFields = {
   /** Where the node programs log every step. */
   elasticLog: absolutePath,
 }
+type CommonFields = z.output<z.ZodObject<typeof commonFields>>
 
-/** One provider's variant of the file: the common fields, its name, its driver section. */
-function variant<P extends string, S extends z.ZodType>(section: {provider: P; schema: S}) {
-  return z.object({...commonFields, provider: z.literal(section.provider), driver: section.schema})
-}
-
-export const managementContractSchema = z.discriminatedUnion('provider', [
-  variant(localNodeConfig),
-  variant(awsNodeConfig),
-  variant(googleNodeConfig),
-  variant(oracleNodeConfig),
-])
-export type ManagementContract = z.output<typeof managementContractSchema>
+/** cluster.json: the common fields, the provider's name and its section (its module's nodeConfig). */
+export type ManagementContract = {[P in keyof NodeConfigs]: CommonFields & {provider: P; driver: NodeConfigs[P]}}[keyof NodeConfigs]
 export type ManagementProvider = ManagementContract['provider']
 
-const CLOUD_SECTIONS = {aws: awsNodeConfig, google: googleNodeConfig, oracle: oracleNodeConfig} as const satisfies Record<
-  CloudProvider,
-  {schema: z.ZodType; fromOutputs: (o: TerraformOutputValues) => unknown}
->
+/** Each provider's section's schema, built once when first needed (a node program parses one file). */
+const sectionSchemas = new Map<string, z.ZodType>()
+function sectionSchema(provider: string): z.ZodType {
+  let schema = sectionSchemas.get(provider)
+  if (!schema) sectionSchemas.set(provider, (schema = providerModule(provider).nodeConfig.schema(z)))
+  return schema
+}
+
+let contractSchema: z.ZodType<ManagementContract> | undefined
+/** One variant per provider module, keyed by `provider`. */
+function managementContractSchema(): z.ZodType<ManagementContract> {
+  contractSchema ??= z.discriminatedUnion(
+    'provider',
+    PROVIDER_MODULES.map((m) => z.object({...commonFields, provider: z.literal(m.name), driver: sectionSchema(m.name)})) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  ) as unknown as z.ZodType<ManagementContract>
+  return contractSchema
+}
 
 /**
  * The playbook variable `citc_node_driver` for a cloud cluster: its provider's section of cluster.json,
@@ -71,9 +73,9 @@ const CLOUD_SECTIONS = {aws: awsNodeConfig, google: googleNodeConfig, oracle: or
  */
 export function nodeDriverVars(provider: ManagementProvider, outputs: TerraformOutputValues): Record<string, unknown> {
   // local: no Terraform, and the driver's defaults (its section holds overrides only).
-  if (!Object.hasOwn(CLOUD_SECTIONS, provider)) return {}
-  const section = CLOUD_SECTIONS[provider as keyof typeof CLOUD_SECTIONS]
-  const r = section.schema.safeParse(section.fromOutputs(outputs))
+  const {fromOutputs} = providerModule(provider).nodeConfig
+  if (!fromOutputs) return {}
+  const r = sectionSchema(provider).safeParse(fromOutputs(outputs))
   if (!r.success) {
     throw new CitcError('invalidInput', `the Terraform outputs of this ${provider} cluster do not give its node driver what it needs: ${issueList(r.error, 'driver')}`, {
       hint: 'the outputs are in cluster.yaml (terraform.outputs); re-run `citc create --name <cluster>` to read them again after an apply',
@@ -147,7 +149,7 @@ export function parseManagementContract(text: string, file: string, where = 'thi
       rerun(name),
     )
   }
-  const r = managementContractSchema.safeParse(doc)
+  const r = managementContractSchema().safeParse(doc)
   if (!r.success) {
     throw new ManagementContractError(
       `${at} is not what citc writes: ${issueList(r.error)}`,

@@ -29,14 +29,14 @@ export interface ParseLimitsOptions {
 }
 
 /** The top-level keys of the extended form. */
-export const EXTENDED_KEYS = ['shapes', 'partitions', 'slurm'] as const
+const EXTENDED_KEYS = ['shapes', 'partitions', 'slurm'] as const
 /** The keys of a shape in the extended form. */
-export const SHAPE_KEYS = ['count', 'partitions', 'weight', 'features', 'gpu'] as const
-export const PARTITION_KEYS = ['default', 'maxTime', 'options'] as const
+const SHAPE_KEYS = ['count', 'partitions', 'weight', 'features', 'gpu'] as const
+const PARTITION_KEYS = ['default', 'maxTime', 'options'] as const
 /** Partition line options citc writes itself (PartitionName=… Nodes=… Default=… MaxTime=… State=UP). */
 const RESERVED_PARTITION_OPTIONS = ['PartitionName', 'Nodes', 'Default', 'MaxTime', 'State']
 
-export const ORACLE_ADS = [1, 2, 3] as const
+const ORACLE_ADS = [1, 2, 3] as const
 /** The partition every node joins when limits.yaml names none (as CitC). */
 
 const SLURM_NAME = /^[A-Za-z0-9_.-]+$/

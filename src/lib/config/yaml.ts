@@ -256,16 +256,6 @@ export function zodProblems(issues: readonly z.core.$ZodIssue[], yaml: Pick<Yaml
   })
 }
 
-/**
- * Validate a whole document against a schema; throws InvalidInputError with every issue located.
- */
-export function parseYamlWith<S extends z.ZodType>(text: string, fileLabel: string, schema: S, opts: Omit<ZodProblemOptions, 'prefix'> & {hint?: string} = {}): z.output<S> {
-  const yaml = parseYamlDocument(text, fileLabel)
-  const result = schema.safeParse(yaml.value, {reportInput: true})
-  if (result.success) return result.data
-  throw new InvalidInputError(byPosition(zodProblems(result.error.issues, yaml, opts)), opts.hint)
-}
-
 /** Up to `max` candidates close to `word` (case-insensitive; distance ≤ a third of its length, at least 2). */
 export function didYouMean(word: string, candidates: readonly string[], max = 2): string[] {
   const w = word.toLowerCase()

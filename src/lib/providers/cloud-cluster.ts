@@ -71,7 +71,7 @@ export function cloudInputsFor(record: ClusterRecord, keys: ClusterKeys): CloudI
 }
 
 /** The credential source recorded for the cluster, as the provider's terraformEnv() takes it. */
-export function credentialSourceOf(provider: CloudProvider, cloud: CloudSettings): CredentialSource | undefined {
+function credentialSourceOf(provider: CloudProvider, cloud: CloudSettings): CredentialSource | undefined {
   const recorded = cloudModule(provider).cloud.credentialSource(cloud)
   if (recorded) return recorded
   return cloud.credentials === 'env' ? {provider, id: 'env', kind: 'environment', label: '', isDefault: true} : undefined

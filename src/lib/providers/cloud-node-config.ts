@@ -2,21 +2,26 @@
 // the management node's address on the cluster network and the shared filesystem, both for the
 // compute nodes' boot configuration, and how the management node's image was found. All of it comes
 // from the Terraform outputs every template has (terraform-io.ts COMMON_OUTPUTS); nothing secret.
-import {z} from 'zod'
+// Schemas are built with the zod the contract hands in: the provider modules load no zod (module.ts).
+import type {z as Zod} from 'zod'
 
-export const text = z.string().min(1, 'must not be empty')
+/** A string that must not be empty. */
+export const text = (z: typeof Zod) => z.string().min(1, 'must not be empty')
 
-export const cloudNodeConfigFields = {
-  region: text,
-  /** slurmctld, slapd and NFS clients of the compute nodes reach the management node here. */
-  mgmtPrivateIp: text,
-  /** What compute nodes mount at sharedDir: host:path, or path alone when host is empty. */
-  sharedFs: z.object({
-    host: z.string(),
-    path: text,
-    type: text,
-    mountOptions: text,
-  }),
+/** The fields every cloud's section has. */
+export function cloudNodeConfigFields(z: typeof Zod) {
+  return {
+    region: text(z),
+    /** slurmctld, slapd and NFS clients of the compute nodes reach the management node here. */
+    mgmtPrivateIp: text(z),
+    /** What compute nodes mount at sharedDir: host:path, or path alone when host is empty. */
+    sharedFs: z.object({
+      host: z.string(),
+      path: text(z),
+      type: text(z),
+      mountOptions: text(z),
+    }),
+  }
 }
 
 /** Terraform's outputs as cluster.yaml keeps them (plain values, sensitive ones left out). */

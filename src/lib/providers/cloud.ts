@@ -14,6 +14,7 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {InvalidInputError, remoteError} from '../errors.js'
+import {catalogueFor} from '../shapes/index.js'
 import {outputValues, type TerraformOutputs} from '../tools/terraform.js'
 import {checkCommonInputs, type CloudInputs} from './cloud-inputs.js'
 import type {CloudPart} from './module.js'
@@ -52,7 +53,7 @@ export function tfvarsFor(inputs: CloudInputs): Record<string, string | number> 
   const spec = cloudModule(inputs.provider).cloud
   const problems = [...checkCommonInputs(inputs), ...spec.check(inputs)]
   if (problems.length > 0) throw new InvalidInputError(problems)
-  return spec.tfvars(inputs)
+  return spec.tfvars(inputs, catalogueFor(inputs.provider))
 }
 
 /** Write `data` to `file` atomically (temp file in the same directory, fsync, rename), with `mode`. */

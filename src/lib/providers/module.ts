@@ -6,13 +6,14 @@
 // options) — including the node programs slurmctld starts on each power event. So a module's own
 // file stays light: no zod at run time (its settings come as a factory handed zod by cluster/schema.ts),
 // no execa (sweepers import tools/exec.js when they run), no prompt library (questions go through
-// Io), and its node driver and image builder are imported only when asked for.
+// Io), and its shape catalogue, node driver and image builder are imported only when asked for.
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
+import type {TerraformOutputValues} from './cloud-node-config.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 import type {NodeDriver} from './types.js'
 
@@ -22,6 +23,17 @@ export interface CreateFlagSpec<S = object> {
   description: string
   /** Where cluster.yaml keeps it once the cluster is made (such a setting is fixed from then on). */
   recorded?(settings: CommonCloudSettings & Partial<S>): string | undefined
+}
+
+/**
+ * The provider's section (`driver`) of the management node's /etc/citc/cluster.json: what its node
+ * driver needs (cluster/management-contract.ts puts the sections of all modules in one schema).
+ */
+export interface NodeConfigSection<D = unknown> {
+  /** The section's schema, built with the zod it is given (the registry loads no zod). */
+  schema(z: typeof Zod): Zod.ZodType<D>
+  /** Clouds: the section made from Terraform's outputs (unchecked: the contract checks it against `schema`). */
+  fromOutputs?(outputs: TerraformOutputValues): unknown
 }
 
 /** The zod shape of a provider's own fields in cluster.yaml's `cloud:` section, built with the zod it is given. */
@@ -97,8 +109,11 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
   inputs(common: CommonCloudInputs, settings: CommonCloudSettings & Partial<S>): I
   /** Problems with the provider-specific inputs, located by flag. */
   check(inputs: I): InputProblem[]
-  /** The tfvars for these inputs (pure; defaults filled in, absent optional values left out). */
-  tfvars(inputs: I): Record<string, string | number>
+  /**
+   * The tfvars for these inputs (pure; defaults filled in, absent optional values left out). `shapes`
+   * is this provider's catalogue (the management node's architecture is its shape's).
+   */
+  tfvars(inputs: I, shapes: ShapeCatalogue): Record<string, string | number>
   /** Recognises this cloud in Terraform's output (for hints when the caller did not say which cloud). */
   recognize: RegExp
   errorHints: CloudErrorHints
@@ -114,14 +129,16 @@ export interface CatalogueOptions {
   host?: {cpus: number; memoryMiB: number; cores?: number; arch?: 'x86_64' | 'arm64'}
 }
 
-export interface ProviderModule<N extends string = string> {
+export interface ProviderModule<N extends string = string, D = unknown> {
   name: N
   /** "Amazon Web Services": the wizard's choice says "aws — Amazon Web Services". */
   title: string
-  /** The shape catalogue (limits.yaml's shape names). */
-  shapes(opts?: CatalogueOptions): ShapeCatalogue
-  /** Memory Slurm may hand to jobs on a shape advertising `memoryMiB` (see shapes/memory.ts). */
-  realMemory(memoryMiB: number): number
+  /**
+   * The shape catalogue (limits.yaml's shape names), imported when asked for: the tables are the
+   * modules' largest files and most commands (the node programs) never look a shape up.
+   * shapes/index.ts imports every catalogue once, for the commands that do.
+   */
+  shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**
    * Nodes are placed in numbered availability domains: limits give a count per AD, node features
    * carry ad=N, and the management node's shape is subtracted once from its AD's limit.
@@ -129,6 +146,8 @@ export interface ProviderModule<N extends string = string> {
   availabilityDomains: boolean
   /** `citc create` flags of a provider without a cloud part (local). */
   flags?: Record<string, CreateFlagSpec>
+  /** Its section of the management node's cluster.json: the node driver's settings there. */
+  nodeConfig: NodeConfigSection<D>
   /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
   nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
   /** The image builder (`citc rebuild-image`, imported when asked for); undefined: none yet. */
@@ -136,9 +155,10 @@ export interface ProviderModule<N extends string = string> {
   cloud?: CloudPart
 }
 
-/** A provider with a cloud part. */
-export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs> extends ProviderModule<N> {
+/** A provider with a cloud part: its cluster.json section is made from its Terraform outputs. */
+export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs, D = unknown> extends ProviderModule<N, D> {
   cloud: CloudPart<S, I>
+  nodeConfig: Required<NodeConfigSection<D>>
 }
 
 /**

@@ -49,7 +49,7 @@ export interface CloudSweeper {
 }
 
 /** Deletion order: machines first, then the images they may use, then the images' snapshots. */
-export const KIND_ORDER: Record<LeftoverKind, number> = {instance: 0, 'dns-record': 1, image: 2, snapshot: 3}
+const KIND_ORDER: Record<LeftoverKind, number> = {instance: 0, 'dns-record': 1, image: 2, snapshot: 3}
 
 /** Whether a list() call asked for this kind. */
 export const wants = (kinds: readonly LeftoverKind[] | undefined, kind: LeftoverKind) => !kinds || kinds.includes(kind)

@@ -2,18 +2,20 @@
 // suggestions for unknown shape names.
 import {editDistance} from '../edit-distance.js'
 import type {CatalogueOptions} from '../providers/module.js'
-import {providerModule} from '../providers/registry.js'
+import {PROVIDER_MODULES} from '../providers/registry.js'
 import type {Provider, ShapeCatalogue} from './types.js'
 
 export type {CatalogueOptions} from '../providers/module.js'
 
-export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): ShapeCatalogue {
-  return providerModule(provider).shapes(opts)
-}
+// Every provider's catalogue, imported once when a command that looks shapes up (finish, create, a
+// cloud's tfvars) first imports this file: the provider modules leave their tables out, so the
+// commands that never look a shape up (the node programs slurmctld starts) do not load them.
+const catalogues = new Map(await Promise.all(PROVIDER_MODULES.map(async (m) => [m.name, await m.shapes()] as const)))
 
-/** Memory Slurm may hand to jobs on a shape of `provider` advertising `memoryMiB` (see memory.ts). */
-export function realMemoryFor(provider: Provider, memoryMiB: number): number {
-  return providerModule(provider).realMemory(memoryMiB)
+export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): ShapeCatalogue {
+  const catalogue = catalogues.get(provider)
+  if (!catalogue) throw new Error(`internal: no shape catalogue for provider ${provider}`)
+  return catalogue(opts)
 }
 
 /** Distance from the user's name to one catalogue entry; patterns (Oracle flex) match on their family. */

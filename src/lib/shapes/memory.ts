@@ -17,7 +17,7 @@
 //   Always an integer (floor), at least 1, and below the advertised memory.
 // CitC's Google code kept only the overhead term (n1-standard-2 → 972 MiB for a 7.5 GiB machine): fixed.
 //
-// Each provider module says which rule its shapes follow (ProviderModule.realMemory): the clouds this
+// Each provider's catalogue applies its rule when it builds its shapes (toShape): the clouds this
 // one; local its own (providers/local/shapes.ts: a cap citc chose well under this machine's memory).
 
 /** CitC's overhead estimate, in MiB, for a machine of `mib` MiB. */
@@ -26,9 +26,9 @@ export function citcOverheadMiB(mib: number): number {
 }
 
 /** Largest share of the advertised memory ever given to Slurm on a cloud shape. */
-export const CLOUD_MAX_FRACTION = 0.95
+const CLOUD_MAX_FRACTION = 0.95
 /** Share kept on machines too small for the formula. */
-export const CLOUD_MIN_FRACTION = 0.5
+const CLOUD_MIN_FRACTION = 0.5
 
 /** The conservative cloud rule (see above). */
 export function cloudRealMemory(memoryMiB: number): number {

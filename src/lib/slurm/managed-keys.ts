@@ -3,7 +3,7 @@
 // Slurm treats keys case-insensitively, and so does every lookup here.
 
 /** Keys that live in the managed block (between STARTNODES and ENDNODES), rewritten by every finish. */
-export const BLOCK_KEYS = [
+const BLOCK_KEYS = [
   // elastic power saving
   'ResumeProgram',
   'SuspendProgram',
@@ -26,7 +26,7 @@ export const BLOCK_KEYS = [
   'PartitionName',
 ] as const
 
-export const MANAGED_KEYS = [
+const MANAGED_KEYS = [
   ...BLOCK_KEYS,
   'SuspendExcNodes',
   'SuspendExcParts',

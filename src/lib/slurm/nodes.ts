@@ -14,7 +14,7 @@ export const MAX_COUNT = 9999
  * another group's ports (which would redefine nodes that may be running). The local catalogue has three
  * shapes: the last port is below 47,000.
  */
-export const LOCAL_FIRST_PORT = 17_001
+const LOCAL_FIRST_PORT = 17_001
 
 export interface NodeGroup {
   shape: string

@@ -8,8 +8,8 @@ import {parseConfLine} from './conf-parse.js'
 import {isBlockKey} from './managed-keys.js'
 import type {NodeGroup, PartitionDef} from './nodes.js'
 
-export const START_MARKER = '# STARTNODES'
-export const END_MARKER = '# ENDNODES'
+const START_MARKER = '# STARTNODES'
+const END_MARKER = '# ENDNODES'
 
 /** Power-saving settings citc writes into the managed block. */
 export interface ElasticSettings {
@@ -98,7 +98,7 @@ export function renderManagedBlock(input: BlockInput): string {
   return lines.join('\n') + '\n'
 }
 
-export function nodeLine(g: NodeGroup, provider: Provider): string {
+function nodeLine(g: NodeGroup, provider: Provider): string {
   const parts = [
     `NodeName=${g.hostlist}`,
     'State=CLOUD',
@@ -118,7 +118,7 @@ export function nodeLine(g: NodeGroup, provider: Provider): string {
   return parts.join(' ')
 }
 
-export function partitionLine(p: PartitionDef): string {
+function partitionLine(p: PartitionDef): string {
   const parts = [`PartitionName=${p.name}`, `Nodes=${p.nodes.length > 0 ? p.nodes.join(',') : '""'}`]
   parts.push(`Default=${p.default ? 'YES' : 'NO'}`)
   if (p.maxTime) parts.push(`MaxTime=${p.maxTime}`)

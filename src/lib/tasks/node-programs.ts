@@ -45,7 +45,7 @@ export function elasticLogger(file: string, program: string) {
 }
 
 /** Features "shape=X,ad=N,arch=Y,…" → the node's spec. */
-export function specFromState(n: NodeState): NodeSpec {
+function specFromState(n: NodeState): NodeSpec {
   const ad = featureValue(n.features, 'ad')
   return {name: n.name, shape: featureValue(n.features, 'shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: featureValue(n.features, 'arch')}
 }

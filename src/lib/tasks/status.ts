@@ -46,7 +46,7 @@ function powerOf(n: NodeState): NodeRow['power'] {
   return 'up'
 }
 
-export function toRow(n: NodeState): NodeRow {
+function toRow(n: NodeState): NodeRow {
   const shape = featureValue(n.features, 'shape')
   return {
     name: n.name,

@@ -258,7 +258,7 @@ export function recapSucceeded(recap: Recap): boolean {
   return hosts.length > 0 && hosts.every((s) => s.failed === 0 && s.unreachable === 0)
 }
 
-export function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: string[]; exitCode: number}): PlaybookResult {
+function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: string[]; exitCode: number}): PlaybookResult {
   const ok = recapSucceeded(r.recap) && r.exitCode === 0
   let failedTask = ok ? undefined : r.failedTask
   if (!ok && !failedTask) {
@@ -268,14 +268,6 @@ export function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: 
     failedTask = {name: 'ansible-playbook', host: '', message: why, unreachable: false}
   }
   return {ok, recap: r.recap, failedTask, lastLines: r.lastLines, exitCode: r.exitCode}
-}
-
-/** Parse a whole captured output at once (tests, logs). */
-export function parsePlaybookOutput(text: string, exitCode: number, opts: OutputParserOptions = {}): PlaybookResult {
-  const p = new PlaybookOutputParser(opts)
-  p.push(text)
-  p.end()
-  return p.result(exitCode)
 }
 
 // ---------------------------------------------------------------------------------------------

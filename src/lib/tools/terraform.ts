@@ -25,14 +25,14 @@ export interface TerraformTool {
 }
 
 /** Oldest Terraform citc accepts (any OpenTofu release is accepted: they all descend from 1.6). */
-export const MIN_TERRAFORM_VERSION = '1.5.0'
+const MIN_TERRAFORM_VERSION = '1.5.0'
 
 export const INSTALL_HINT =
   'install Terraform >= 1.5 (https://developer.hashicorp.com/terraform/install) or OpenTofu (https://opentofu.org/docs/intro/install/), ' +
   'or point CITC_TERRAFORM at the binary'
 
 /** Settled environment for every run: no prompts, no update check (no network call of its own). */
-export const TERRAFORM_ENV: Readonly<Record<string, string>> = {
+const TERRAFORM_ENV: Readonly<Record<string, string>> = {
   TF_IN_AUTOMATION: '1',
   TF_INPUT: '0',
   CHECKPOINT_DISABLE: '1',

@@ -30,7 +30,7 @@ export function elevatedArgv(prefix: readonly string[], argv: string[], env?: Re
 }
 
 /** The root side of writeFile: copy `src` to a temp file beside `dest`, set the mode, rename over dest. */
-export const INSTALL_SCRIPT = [
+const INSTALL_SCRIPT = [
   'set -e',
   'dest=$1; src=$2; mode=$3',
   'if [ -z "$mode" ]; then if [ -e "$dest" ]; then mode=$(stat -c %a "$dest"); else mode=644; fi; fi',

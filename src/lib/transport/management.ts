@@ -16,7 +16,7 @@ import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport}
 import type {Transport} from './types.js'
 
 /** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */
-export function assertReachable(record: ClusterRecord): void {
+function assertReachable(record: ClusterRecord): void {
   if (record.mgmt.host === PENDING_HOST) {
     throw new CitcError('usage', `cluster ${record.name} has no management node yet: its create stopped before Terraform made it`, {
       hint: `continue it with \`citc create --name ${record.name} --resume\`, or take it away with \`citc destroy ${record.name}\``,
@@ -50,7 +50,7 @@ export async function connectManagement(record: ClusterRecord, opts: ManagementO
 export const asRootOn = (record: ClusterRecord, ssh: SshTransport): Transport => (record.mgmt.sudo ? elevated(ssh) : ssh)
 
 /** The host part of a known_hosts line: "host", or "[host]:port" off port 22. */
-export function knownHostsName(host: string, port: number): string {
+function knownHostsName(host: string, port: number): string {
   return port === 22 ? host : `[${host}]:${port}`
 }
 

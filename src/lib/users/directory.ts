@@ -16,7 +16,7 @@ export const LDAP_JSON = '/etc/citc/ldap.json'
 /** uidNumbers citc hands out start here (CitC's convention). */
 export const FIRST_UID = 10_001
 /** The `users` group of Debian and Ubuntu. */
-export const USERS_GID = 100
+const USERS_GID = 100
 const LDAP_TIMEOUT_MS = 60_000
 
 const ldapConfigSchema = z.object({

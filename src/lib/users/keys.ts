@@ -14,11 +14,11 @@ import {fileURLToPath} from 'node:url'
 import type {InputProblem} from '../errors.js'
 import {parseSshPublicKey, sshFingerprint} from '../transport/ssh/index.js'
 
-export const MIN_RSA_BITS = 2048
+const MIN_RSA_BITS = 2048
 /** Default time for a URL to answer completely. */
-export const KEY_FETCH_TIMEOUT_MS = 15_000
+const KEY_FETCH_TIMEOUT_MS = 15_000
 /** A keys file or page larger than this is not a keys file. */
-export const MAX_KEYS_BYTES = 1 << 20
+const MAX_KEYS_BYTES = 1 << 20
 
 export interface PublicKey {
   /** e.g. ssh-ed25519 */
@@ -62,7 +62,7 @@ function shown(value: string, max = 60): string {
 }
 
 /** A line for a message: a key as `type AAAAC3NzaC1l… comment`, anything else shortened. */
-export function describeLine(line: string): string {
+function describeLine(line: string): string {
   const [type, data, ...comment] = line.trim().split(/\s+/)
   if (data !== undefined && data.length > 24 && BASE64.test(data)) return shown([type, `${data.slice(0, 16)}…`, ...comment].join(' '))
   return shown(line)
@@ -305,12 +305,6 @@ export async function loadKeySpec(spec: string, where: string, opts: KeyOptions 
     problems.push({where, message: `${label}: ${source.kind === 'url' ? 'the answer holds no keys (has that account any SSH keys?)' : 'holds no keys'}`})
   }
   return {keys: parsed.keys, problems}
-}
-
-/** The keys of several --key values (fetched in parallel), deduplicated (same type and data), in order. */
-export async function loadKeys(specs: readonly {spec: string; where: string}[], opts: KeyOptions = {}): Promise<KeysResult> {
-  const results = await Promise.all(specs.map((s) => loadKeySpec(s.spec, s.where, opts)))
-  return {keys: dedupeKeys(results.flatMap((r) => r.keys)), problems: results.flatMap((r) => r.problems)}
 }
 
 export function dedupeKeys(keys: readonly PublicKey[]): PublicKey[] {

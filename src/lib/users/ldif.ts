@@ -27,7 +27,7 @@ export function escapeDnValue(value: string): string {
 }
 
 /** `attr=value` with the value escaped: one RDN. */
-export function rdn(attr: string, value: string): string {
+function rdn(attr: string, value: string): string {
   checkAttrName(attr)
   return `${attr}=${escapeDnValue(value)}`
 }
@@ -89,7 +89,7 @@ export interface UserEntry {
   passwordHash?: string
 }
 
-export const USER_OBJECT_CLASSES = ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'posixAccount'] as const
+const USER_OBJECT_CLASSES = ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'posixAccount'] as const
 
 /** The DN of a user: uid=<username>,<peopleDn>. */
 export function userDn(username: string, peopleDn: string): string {

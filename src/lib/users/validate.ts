@@ -5,7 +5,7 @@
 
 /** POSIX-portable login names as useradd accepts them by default: a lower-case letter, then a-z 0-9 _ -. */
 export const USERNAME = /^[a-z][a-z0-9_-]*$/
-export const USERNAME_MAX = 32
+const USERNAME_MAX = 32
 
 /**
  * Accounts of the system and of what citc installs (and common cloud images' default users): never
@@ -44,7 +44,7 @@ export function usernameProblem(name: string): string | undefined {
   return undefined
 }
 
-export const PERSON_NAME_MAX = 64
+const PERSON_NAME_MAX = 64
 
 /** Control characters (C0, DEL, C1), line and paragraph separators, and bidirectional overrides. */
 // eslint-disable-next-line no-control-regex
@@ -66,7 +66,7 @@ export function personNameProblem(value: string, what = 'the name'): string | un
 
 /** A Slurm account name citc creates: like a login name (sacctmgr lower-cases names; "," and "=" would be read as syntax). */
 export const ACCOUNT = /^[a-z][a-z0-9_-]*$/
-export const ACCOUNT_MAX = 64
+const ACCOUNT_MAX = 64
 
 export function accountProblem(name: string): string | undefined {
   if (name === '') return 'is empty'

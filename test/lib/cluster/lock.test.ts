@@ -8,8 +8,13 @@ import {fileURLToPath} from 'node:url'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {acquireLock, formatSince, readLock, withLock} from '../../../src/lib/cluster/lock.js'
+import {acquireLock, formatSince, withLock} from '../../../src/lib/cluster/lock.js'
 import {CitcError} from '../../../src/lib/errors.js'
+
+/** The holder <dir>/lock names (the file's format is lock.ts's header), if there is one. */
+function lockHolder(dir: string): {pid: number; what: string} | undefined {
+  return existsSync(join(dir, 'lock')) ? JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) : undefined
+}
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 const LOCK_TS = join(ROOT, 'src/lib/cluster/lock.ts')
@@ -105,12 +110,12 @@ describe('withLock in one process', () => {
       expect(onDisk).toMatchObject({pid: process.pid, what: 'citc finish'})
       expect(new Date(onDisk.since).getTime()).toBeGreaterThan(Date.now() - 60_000)
       expect(lock.path).toBe(join(dir, 'lock'))
-      expect(readLock(dir)?.pid).toBe(process.pid)
+      expect(lockHolder(dir)?.pid).toBe(process.pid)
       return 42
     })
     expect(value).toBe(42)
     expect(existsSync(join(dir, 'lock'))).toBe(false)
-    expect(readLock(dir)).toBeUndefined()
+    expect(lockHolder(dir)).toBeUndefined()
   })
 
   it('releases when fn throws; release is idempotent and leaves a later holder’s lock alone', async () => {
@@ -121,7 +126,7 @@ describe('withLock in one process', () => {
     const second = await acquireLock(dir, 'citc b')
     first.release() // again: must not remove citc b's lock
     expect(first.released).toBe(true)
-    expect(readLock(dir)?.what).toBe('citc b')
+    expect(lockHolder(dir)?.what).toBe('citc b')
     second.release()
     second.release()
     expect(existsSync(join(dir, 'lock'))).toBe(false)
@@ -137,7 +142,7 @@ describe('withLock in one process', () => {
   it('a lock whose PID now belongs to another process (different start time) is stale', async () => {
     const notes: string[] = []
     writeFileSync(join(dir, 'lock'), JSON.stringify({pid: process.pid, what: 'citc old', since: new Date().toISOString(), host: '', start: 1, token: 'x'}))
-    await withLock(dir, 'citc finish', () => expect(readLock(dir)?.what).toBe('citc finish'), {note: (m) => notes.push(m)})
+    await withLock(dir, 'citc finish', () => expect(lockHolder(dir)?.what).toBe('citc finish'), {note: (m) => notes.push(m)})
     expect(notes).toEqual([expect.stringMatching(/stale lock: citc old/)])
   })
 
@@ -182,7 +187,7 @@ describe('withLock across processes', () => {
     const e2 = await caught(withLock(dir, 'citc finish', () => {}, {wait: false}))
     expect(e2.message).toMatch(/; wait for it or retry with --wait$/)
     expect(e.details).toMatchObject({lock: {pid: holder.pid, what: 'citc finish'}})
-    expect(readLock(dir)?.pid).toBe(holder.pid) // the refused process left the holder's lock alone
+    expect(lockHolder(dir)?.pid).toBe(holder.pid) // the refused process left the holder's lock alone
   })
 
   it('with wait, polls until the holder releases it, then runs', async () => {
@@ -194,7 +199,7 @@ describe('withLock across processes', () => {
       'citc destroy',
       () => {
         ran = true
-        expect(readLock(dir)?.pid).toBe(process.pid)
+        expect(lockHolder(dir)?.pid).toBe(process.pid)
       },
       {wait: true, timeoutMs: 30_000, pollMs: 50, note: (m) => notes.push(m)},
     )
@@ -226,9 +231,9 @@ describe('withLock across processes', () => {
     const holder = await holdLock(dir, 'citc finish')
     process.kill(holder.pid, 'SIGKILL')
     await holder.exited
-    expect(readLock(dir)?.pid).toBe(holder.pid) // SIGKILL: no chance to clean up
+    expect(lockHolder(dir)?.pid).toBe(holder.pid) // SIGKILL: no chance to clean up
     const notes: string[] = []
-    await withLock(dir, 'citc destroy', () => expect(readLock(dir)?.what).toBe('citc destroy'), {note: (m) => notes.push(m)})
+    await withLock(dir, 'citc destroy', () => expect(lockHolder(dir)?.what).toBe('citc destroy'), {note: (m) => notes.push(m)})
     expect(notes).toEqual([expect.stringMatching(new RegExp(`^note: taking over a stale lock: citc finish \\(pid ${holder.pid}\\)`))])
     expect(existsSync(join(dir, 'lock'))).toBe(false)
   })

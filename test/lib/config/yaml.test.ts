@@ -6,8 +6,8 @@ import {
   didYouMean,
   formatPath,
   parseYamlDocument,
-  parseYamlWith,
   zodProblems,
+  type ZodProblemOptions,
 } from '../../../src/lib/config/yaml.js'
 import {InvalidInputError, type InputProblem} from '../../../src/lib/errors.js'
 
@@ -161,6 +161,14 @@ describe('parseYamlDocument: errors', () => {
     expect(p[0].message).toMatch(/!weird/)
   })
 })
+
+/** A whole document against a schema, as citc's readers do it (create-cloud-input.ts, users/request.ts). */
+function parseYamlWith<S extends z.ZodType>(text: string, file: string, schema: S, opts: ZodProblemOptions = {}): z.output<S> {
+  const yaml = parseYamlDocument(text, file)
+  const result = schema.safeParse(yaml.value, {reportInput: true})
+  if (result.success) return result.data
+  throw new InvalidInputError(byPosition(zodProblems(result.error.issues, yaml, opts)))
+}
 
 describe('zod issues as located problems', () => {
   const schema = z.strictObject({

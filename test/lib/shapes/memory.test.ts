@@ -1,30 +1,34 @@
 import {describe, expect, it} from 'vitest'
 
 import {localRealMemory} from '../../../src/lib/providers/local/shapes.js'
-import {realMemoryFor} from '../../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../../src/lib/shapes/index.js'
 import {citcOverheadMiB, cloudRealMemory} from '../../../src/lib/shapes/memory.js'
 
-const awsRealMemory = (mib: number) => realMemoryFor('aws', mib)
-const googleRealMemory = (mib: number) => realMemoryFor('google', mib)
-const oracleRealMemory = (mib: number) => realMemoryFor('oracle', mib)
+/** RealMemory as finish writes it: every shape of the provider's catalogue follows `rule`. */
+function followsRule(provider: 'aws' | 'google' | 'oracle' | 'local', rule: (mib: number) => number) {
+  const catalogue = catalogueFor(provider, {host: {cpus: 8, memoryMiB: 24104}})
+  for (const name of catalogue.names()) {
+    const s = catalogue.get(name)
+    if (s) expect(s.realMemoryMiB, `${provider} ${name}`).toBe(rule(s.memoryMiB))
+  }
+}
 
 describe('RealMemory policy', () => {
   it("is CitC's AWS formula in the usual range: MiB − (MiB^0.7 × 0.9 + 500), floored", () => {
     for (const mib of [2048, 4096, 7680, 8192, 16384, 32768]) {
-      expect(awsRealMemory(mib), String(mib)).toBe(Math.floor(mib - (mib ** 0.7 * 0.9 + 500)))
+      expect(cloudRealMemory(mib), String(mib)).toBe(Math.floor(mib - (mib ** 0.7 * 0.9 + 500)))
     }
-    expect(awsRealMemory(4096)).toBe(3291)
-    expect(awsRealMemory(8192)).toBe(7198)
+    expect(cloudRealMemory(4096)).toBe(3291)
+    expect(cloudRealMemory(8192)).toBe(7198)
+    expect(catalogueFor('aws').get('t3a.medium')?.realMemoryMiB).toBe(3291)
   })
 
-  it('is the same rule on Google and Oracle (without CitC Google bug)', () => {
-    for (const mib of [1024, 3840, 7680, 15360, 65536, 1048576]) {
-      expect(googleRealMemory(mib)).toBe(awsRealMemory(mib))
-      expect(oracleRealMemory(mib)).toBe(awsRealMemory(mib))
-      expect(realMemoryFor('google', mib)).toBe(cloudRealMemory(mib))
-    }
+  it('is the same rule on every cloud: each catalogue uses it (without CitC Google bug)', () => {
+    followsRule('aws', cloudRealMemory)
+    followsRule('google', cloudRealMemory)
+    followsRule('oracle', cloudRealMemory)
     expect(Math.floor(citcOverheadMiB(7680))).toBe(972) // what CitC wrote for n1-standard-2
-    expect(googleRealMemory(7680)).toBe(6707)
+    expect(catalogueFor('google').get('n1-standard-2')?.realMemoryMiB).toBe(6707)
   })
 
   it('never keeps more than 95 % on large machines, where the formula would overstate MemTotal', () => {
@@ -63,7 +67,8 @@ describe('RealMemory policy', () => {
 
   it('local uses the shape memory as is (already a cap)', () => {
     expect(localRealMemory(512)).toBe(512)
-    expect(realMemoryFor('local', 12052)).toBe(12052)
+    expect(localRealMemory(12052)).toBe(12052)
     expect(localRealMemory(0)).toBe(1)
+    followsRule('local', localRealMemory)
   })
 })

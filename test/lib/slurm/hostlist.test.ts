@@ -13,7 +13,6 @@ import {
   SLURM_MAX_RANGE,
   compressHostlist,
   expandHostlist,
-  hostlistRanges,
 } from '../../../src/lib/slurm/hostlist.js'
 
 const run = promisify(execFile)
@@ -222,35 +221,6 @@ describe('compressHostlist', () => {
     expect(() => compressHostlist(['a,b'])).toThrow(/cannot compress host name "a,b" \(it contains whitespace, a comma or a bracket\)/)
     expect(() => compressHostlist(['c[1]'])).toThrow(HostlistError)
     expect(() => compressHostlist(['a b'])).toThrow(HostlistError)
-  })
-})
-
-describe('hostlistRanges', () => {
-  it('writes ranges from numbers without building names', () => {
-    expect(hostlistRanges('demo-c5-xlarge-', 4, [1, 2, 3, 7])).toBe('demo-c5-xlarge-[0001-0003,0007]')
-    expect(hostlistRanges('demo-c5-xlarge-', 4, [5])).toBe('demo-c5-xlarge-0005')
-    expect(hostlistRanges('c', 0, [10, 9, 3, 9, 11])).toBe('c[3,9-11]')
-    expect(hostlistRanges('c', 4, new Int32Array([9999, 10000]))).toBe('c[9999-10000]')
-    expect(hostlistRanges('c', 4, [])).toBe('')
-    const all = Array.from({length: 100_000}, (_, i) => i + 1)
-    expect(hostlistRanges('demo-c5-xlarge-', 4, all)).toBe('demo-c5-xlarge-[0001-65536,65537-100000]')
-  })
-
-  it('agrees with compressHostlist on the same names', () => {
-    const r = rng(7)
-    for (let c = 0; c < 200; c++) {
-      const width = r.pick([0, 1, 2, 3, 4, 6])
-      const nums = Array.from({length: r.int(1, 60)}, () => r.pick([r.int(0, 20), r.int(90, 120), r.int(990, 1010), r.int(9990, 10010)]))
-      const names = nums.map((n) => `p-${padNum(n, width)}`)
-      expect(hostlistRanges('p-', width, nums), names.join(',')).toBe(compressHostlist(names))
-    }
-  })
-
-  it('refuses bad arguments', () => {
-    expect(() => hostlistRanges('a,b', 4, [1])).toThrow(/contains whitespace, a comma or a bracket/)
-    expect(() => hostlistRanges('a', -1, [1])).toThrow(/width/)
-    expect(() => hostlistRanges('a', 4, [1.5])).toThrow(/whole numbers/)
-    expect(() => hostlistRanges('a', 4, [-1])).toThrow(/whole numbers/)
   })
 })
 

@@ -13,7 +13,7 @@ import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import type {Io} from '../../../src/lib/io.js'
 import {gatherRequests, runAddUser} from '../../../src/lib/tasks/add-user/add-user-workflow.js'
-import {createUsers, type CreateUsersOptions, removeUser} from '../../../src/lib/tasks/add-user/create-users.js'
+import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user/create-users.js'
 import {countKeys, listUsers, usersTable} from '../../../src/lib/tasks/users/list-users.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 import type {Transport} from '../../../src/lib/transport/types.js'
@@ -257,17 +257,6 @@ describe('createUsers', () => {
     const [u] = await createUsers(await prepare('ivan'), base({skelDir: join(work, 'no-skel'), note: (m) => notes.push(m)}))
     expect(readdirSync(u.home).sort()).toEqual(['.password', '.ssh'])
     expect(notes).toEqual([`note: ${join(work, 'no-skel')} does not exist on this machine; ${u.home} starts empty`])
-  })
-})
-
-describe('removeUser', () => {
-  it('removes the home and the entry of a user createUsers made, and nothing else', async () => {
-    const before = snapshot()
-    const [u] = await createUsers(await prepare('kate'), base())
-    expect(await removeUser('kate', base())).toEqual([`the home ${u.home}`, `the directory entry uid=kate,${s.peopleDn}`])
-    expect(snapshot()).toEqual(before)
-    expect(await removeUser('kate', base())).toEqual([])
-    await expect(removeUser('../x', base())).rejects.toThrow(/not a valid login name/)
   })
 })
 

@@ -6,9 +6,13 @@ import {join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {readLock} from '../../../src/lib/cluster/lock.js'
 import {CitcError} from '../../../src/lib/errors.js'
 import {clusterWorkflow, logStamp, type Step, type WorkflowContext, type WorkflowSpec} from '../../../src/lib/tasks/workflow.js'
+
+/** What holds <dir>/lock (cluster/lock.ts writes {pid, what, …} there), if anything. */
+function lockHolder(dir: string): {what: string} | undefined {
+  return existsSync(join(dir, 'lock')) ? JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) : undefined
+}
 
 let dir: string
 let paths: WorkflowSpec['paths']
@@ -38,13 +42,13 @@ describe('clusterWorkflow', () => {
   it('holds the lock while it runs, journals steps with what they return, and releases the lock', async () => {
     let holder: string | undefined
     const result = await clusterWorkflow(spec({journal: {resume: false, reset: false}}), async (wf) => {
-      holder = readLock(dir)?.what
+      holder = lockHolder(dir)?.what
       const ctx = {...wf.context, ran: [] as string[]}
       await wf.steps([step('one'), step('two', {run: () => ({answer: 42})}), step('three', {journal: undefined})], ctx)
       return ctx.ran
     })
     expect(holder).toBe('citc test')
-    expect(readLock(dir)).toBeUndefined()
+    expect(lockHolder(dir)).toBeUndefined()
     expect(result).toEqual(['one', 'three'])
     const lines = readFileSync(paths.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as {step: string; data?: unknown})
     expect(lines.map((l) => [l.step, l.data])).toEqual([
@@ -104,7 +108,7 @@ describe('clusterWorkflow', () => {
     expect(error.kind).toBe('remote')
     expect(error.hint).toMatch(new RegExp(`^see ${paths.logsDir}/x-.*\\.log$`))
     expect(order).toEqual(['last added', 'first added'])
-    expect(readLock(dir)).toBeUndefined()
+    expect(lockHolder(dir)).toBeUndefined()
 
     const guarded = await clusterWorkflow(spec({rewrap}), (wf) => wf.guard(() => Promise.reject(new CitcError('usage', 'no')))).catch((e: unknown) => e)
     expect((guarded as Error).message).toBe('wrapped: no')
@@ -146,6 +150,6 @@ describe('clusterWorkflow', () => {
     expect(interrupted).toBe(true)
     expect(existsSync(paths.journal)).toBe(false) // the step is not done
     expect(process.listenerCount('SIGINT')).toBe(0)
-    expect(readLock(dir)).toBeUndefined()
+    expect(lockHolder(dir)).toBeUndefined()
   })
 })

@@ -15,7 +15,6 @@ import {
   PlaybookOutputParser,
   failureMessage,
   parseFailureLine,
-  parsePlaybookOutput,
   parseRecapLine,
   parseTaskLine,
   playbookArgv,
@@ -23,7 +22,16 @@ import {
   PlaybookError,
   recapSucceeded,
   runPlaybook,
+  type OutputParserOptions,
 } from '../../../src/lib/tools/ansible.js'
+
+/** A whole captured output through the parser runPlaybook streams into. */
+function parsePlaybookOutput(text: string, exitCode: number, opts: OutputParserOptions = {}) {
+  const p = new PlaybookOutputParser(opts)
+  p.push(text)
+  p.end()
+  return p.result(exitCode)
+}
 
 // management.yml, first run on this machine (middle tasks left out)
 const SUCCESS = `

@@ -8,7 +8,7 @@ import {pathToFileURL} from 'node:url'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {authorizedKeys, classifyKeySpec, loadKeys, loadKeySpec, parseKeyLine, parseKeyText, type PublicKey} from '../../../src/lib/users/keys.js'
+import {authorizedKeys, classifyKeySpec, dedupeKeys, loadKeySpec, parseKeyLine, parseKeyText, type PublicKey} from '../../../src/lib/users/keys.js'
 import {keygenFingerprint} from '../../helpers/sshd.js'
 import {freePort} from '../../helpers/slurm.js'
 
@@ -277,7 +277,13 @@ describe('loadKeySpec', () => {
   })
 })
 
-describe('loadKeys', () => {
+/** Several --key values, as users/request.ts gathers a user's keys: fetched in parallel, then deduplicated. */
+async function loadKeys(specs: {spec: string; where: string}[]) {
+  const results = await Promise.all(specs.map((s) => loadKeySpec(s.spec, s.where)))
+  return {keys: dedupeKeys(results.flatMap((r) => r.keys)), problems: results.flatMap((r) => r.problems)}
+}
+
+describe('several --key values (loadKeySpec, dedupeKeys)', () => {
   it('dedupes the same key from several sources (first comment wins), keeping order', async () => {
     const r = await loadKeys([
       {spec: `${base}/dupes.keys`, where: '--key'},

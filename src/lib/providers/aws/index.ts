@@ -1,12 +1,11 @@
 // AWS: everything citc knows about Amazon Web Services (templates/terraform/aws holds the Terraform).
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {awsCatalogue} from './shapes.js'
+import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 
-export const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
+const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
 
 /** aws's own fields of cluster.yaml's `cloud:` section. */
 export interface AwsSettings {
@@ -23,12 +22,15 @@ export interface AwsInputs extends CommonCloudInputs {
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/
 const ZONE = /^[a-z]{2}(-[a-z]+)+-\d+[a-z]$/
 
-export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
+export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig> = {
   name: 'aws',
   title: 'Amazon Web Services',
-  shapes: () => awsCatalogue,
-  realMemory: cloudRealMemory,
+  shapes: async () => {
+    const {awsCatalogue} = await import('./shapes.js')
+    return () => awsCatalogue
+  },
   availabilityDomains: false,
+  nodeConfig: awsNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },
@@ -95,12 +97,12 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs> = {
       }
       return problems
     },
-    tfvars(inputs) {
+    tfvars(inputs, shapes) {
       const shape = inputs.mgmtShape ?? AWS_DEFAULTS.mgmtShape
       return {
         ...commonTfvars(inputs, AWS_DEFAULTS),
         zone: inputs.zone,
-        mgmt_arch: inputs.mgmtArch ?? awsCatalogue.get(shape)?.arch ?? 'x86_64',
+        mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
     recognize: /\baws_|hashicorp\/aws|amazonaws\.com|\bEC2\b/,

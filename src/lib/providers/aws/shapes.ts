@@ -21,7 +21,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {fixedCatalogue, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
 import type {Arch, Shape} from '../../shapes/types.js'
 
-export const AWS_SOURCE =
+const AWS_SOURCE =
   'AWS EC2 instance types documentation (docs.aws.amazon.com/ec2/latest/instancetypes: general purpose, compute optimized, memory optimized, accelerated computing specifications; CPU options per instance type), checked 2026-11'
 
 interface FamilyBase {

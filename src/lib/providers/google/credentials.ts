@@ -32,7 +32,7 @@ export function gcloudDir(ctx: DiscoveryContext): string {
 }
 
 /** Project, account, region and zone of gcloud's active configuration (empty if none). */
-export function gcloudConfig(ctx: DiscoveryContext): {project?: string; account?: string; region?: string; zone?: string} {
+function gcloudConfig(ctx: DiscoveryContext): {project?: string; account?: string; region?: string; zone?: string} {
   const dir = gcloudDir(ctx)
   let active = ctx.env.CLOUDSDK_ACTIVE_CONFIG_NAME
   if (!active) {

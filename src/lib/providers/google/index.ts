@@ -3,13 +3,12 @@ import {homedir} from 'node:os'
 import {isAbsolute, join} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {googleCatalogue} from './shapes.js'
+import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
 
-export const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
+const GOOGLE_DEFAULTS = {region: 'us-central1', zone: 'us-central1-a', mgmtShape: 'e2-standard-2'} as const
 
 /** google's own fields of cluster.yaml's `cloud:` section. */
 export interface GoogleSettings {
@@ -33,12 +32,15 @@ const ZONE = /^[a-z]+-[a-z]+\d+-[a-z]$/
 /** Variables that select a credential; any one of them set makes the provider ignore ADC. */
 const CREDENTIAL_VARIABLES = ['GOOGLE_CREDENTIALS', 'GOOGLE_CLOUD_KEYFILE_JSON', 'GCLOUD_KEYFILE_JSON', 'GOOGLE_APPLICATION_CREDENTIALS'] as const
 
-export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> = {
+export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, GoogleNodeConfig> = {
   name: 'google',
   title: 'Google Cloud',
-  shapes: () => googleCatalogue,
-  realMemory: cloudRealMemory,
+  shapes: async () => {
+    const {googleCatalogue} = await import('./shapes.js')
+    return () => googleCatalogue
+  },
   availabilityDomains: false,
+  nodeConfig: googleNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },
@@ -129,13 +131,13 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs> =
       }
       return problems
     },
-    tfvars(inputs) {
+    tfvars(inputs, shapes) {
       const shape = inputs.mgmtShape ?? GOOGLE_DEFAULTS.mgmtShape
       return {
         ...commonTfvars(inputs, GOOGLE_DEFAULTS),
         project: inputs.project,
         zone: inputs.zone,
-        mgmt_arch: inputs.mgmtArch ?? googleCatalogue.get(shape)?.arch ?? 'x86_64',
+        mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
     recognize: /\bgoogle_|hashicorp\/google|googleapi|googleapis\.com/,

@@ -1,30 +1,33 @@
 // Google Cloud's section of /etc/citc/cluster.json: what the node driver needs to create compute
 // nodes, from templates/terraform/google/outputs.tf. The management node's service account may create
 // and delete only instances named <cluster>-… (iam.tf).
-import {z} from 'zod'
+import type {z as Zod} from 'zod'
 
 import {cloudFieldsFromOutputs, cloudNodeConfigFields, outputObject, text, type TerraformOutputValues} from '../cloud-node-config.js'
+import type {NodeConfigSection} from '../module.js'
 
-const schema = z.object({
-  ...cloudNodeConfigFields,
-  project: text,
-  zone: text,
-  /** Self links. */
-  network: text,
-  subnetwork: text,
-  /** The network tag compute nodes get (the firewall lets cluster traffic in by it). */
-  networkTag: text,
-  /** The management node's service account (e-mail): what the node programs run as. */
-  serviceAccount: text,
-  /** The management node's image; compute images are built from the same family. */
-  baseImage: z.object({
-    selfLink: text,
-    os: text,
-    project: text.optional(),
-    family: text.optional(),
-  }),
-})
-export type GoogleNodeConfig = z.output<typeof schema>
+function schema(z: typeof Zod) {
+  return z.object({
+    ...cloudNodeConfigFields(z),
+    project: text(z),
+    zone: text(z),
+    /** Self links. */
+    network: text(z),
+    subnetwork: text(z),
+    /** The network tag compute nodes get (the firewall lets cluster traffic in by it). */
+    networkTag: text(z),
+    /** The management node's service account (e-mail): what the node programs run as. */
+    serviceAccount: text(z),
+    /** The management node's image; compute images are built from the same family. */
+    baseImage: z.object({
+      selfLink: text(z),
+      os: text(z),
+      project: text(z).optional(),
+      family: text(z).optional(),
+    }),
+  })
+}
+export type GoogleNodeConfig = Zod.output<ReturnType<typeof schema>>
 
 function fromOutputs(o: TerraformOutputValues): unknown {
   const image = outputObject(o, 'base_image')
@@ -41,4 +44,4 @@ function fromOutputs(o: TerraformOutputValues): unknown {
 }
 
 /** The provider's section of cluster.json, and how it is made from Terraform's outputs. */
-export const googleNodeConfig = {provider: 'google', schema, fromOutputs} as const
+export const googleNodeConfig = {schema, fromOutputs} satisfies Required<NodeConfigSection<GoogleNodeConfig>>

@@ -18,7 +18,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {fixedCatalogue, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
 import type {Arch} from '../../shapes/types.js'
 
-export const GOOGLE_SOURCE =
+const GOOGLE_SOURCE =
   'Google Compute Engine machine families documentation (cloud.google.com/compute/docs: general-purpose, compute-optimized, accelerator-optimized machine types), checked 2026-11'
 
 interface Series {

@@ -15,7 +15,7 @@ import {join} from 'node:path'
 import {fixedCatalogue, toShape} from '../../shapes/table.js'
 import type {Arch, ShapeCatalogue} from '../../shapes/types.js'
 
-export const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
+const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
 
 export interface LocalHost {
   /** Logical CPUs (hardware threads). */
@@ -25,8 +25,6 @@ export interface LocalHost {
   cores?: number
   arch?: Arch
 }
-
-export const LOCAL_SHAPES = ['local.small', 'local.medium', 'local.large'] as const
 
 /** Node's name for the CPU architecture, as citc's. Anything that is not arm64 is treated as x86_64. */
 export function archOf(nodeArch: string): Arch {

@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {expandHome, parseIni, tildePath, type CredentialSource, type DiscoveryContext} from '../cloud-inputs.js'
 import type {OracleInputs} from './index.js'
 
-export function ociConfigFile(ctx: DiscoveryContext): string {
+function ociConfigFile(ctx: DiscoveryContext): string {
   const named = ctx.env.OCI_CLI_CONFIG_FILE || ctx.env.OCI_CONFIG_FILE
   return named ? expandHome(named, ctx.home) : join(ctx.home, '.oci', 'config')
 }

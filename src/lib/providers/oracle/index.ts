@@ -3,14 +3,13 @@
 import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
-import {cloudRealMemory} from '../../shapes/memory.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
-import {oracleCatalogue} from './shapes.js'
+import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
-export const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
+const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
 
 /** oracle's own fields of cluster.yaml's `cloud:` section (the zone is the availability domain number). */
 export interface OracleSettings {
@@ -45,12 +44,15 @@ export function splitOracleShape(name: string): {shape: string; ocpus?: number; 
   return {shape: m[1], ocpus: Number(m[2]), memoryGb: Number(m[3])}
 }
 
-export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs> = {
+export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, OracleNodeConfig> = {
   name: 'oracle',
   title: 'Oracle Cloud Infrastructure',
-  shapes: () => oracleCatalogue,
-  realMemory: cloudRealMemory,
+  shapes: async () => {
+    const {oracleCatalogue} = await import('./shapes.js')
+    return () => oracleCatalogue
+  },
   availabilityDomains: true,
+  nodeConfig: oracleNodeConfig,
   async nodeDriver() {
     return undefined // the next issue
   },

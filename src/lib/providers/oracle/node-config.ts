@@ -2,29 +2,32 @@
 // nodes, from templates/terraform/oracle/outputs.tf. The management node acts as an instance
 // principal (its dynamic group, iam.tf), limited to the compartment, not to the cluster: the driver
 // must check the cluster tag itself before terminating anything.
-import {z} from 'zod'
+import type {z as Zod} from 'zod'
 
 import {cloudFieldsFromOutputs, cloudNodeConfigFields, outputObject, text, type TerraformOutputValues} from '../cloud-node-config.js'
+import type {NodeConfigSection} from '../module.js'
 
-const schema = z.object({
-  ...cloudNodeConfigFields,
-  compartmentId: text,
-  /** The availability domain's name, and its number (1-3) as limits.yaml and the node features say it. */
-  availabilityDomain: text,
-  adNumber: z.number().int().min(1).max(3),
-  vcnId: text,
-  subnetId: text,
-  /** Host names in the subnet resolve as <hostname_label>.<dnsDomain>. */
-  dnsDomain: text,
-  /** The management node's image; compute images are built from the same OS and version. */
-  baseImage: z.object({
-    id: text,
-    os: text,
-    operatingSystem: text.optional(),
-    operatingSystemVersion: text.optional(),
-  }),
-})
-export type OracleNodeConfig = z.output<typeof schema>
+function schema(z: typeof Zod) {
+  return z.object({
+    ...cloudNodeConfigFields(z),
+    compartmentId: text(z),
+    /** The availability domain's name, and its number (1-3) as limits.yaml and the node features say it. */
+    availabilityDomain: text(z),
+    adNumber: z.number().int().min(1).max(3),
+    vcnId: text(z),
+    subnetId: text(z),
+    /** Host names in the subnet resolve as <hostname_label>.<dnsDomain>. */
+    dnsDomain: text(z),
+    /** The management node's image; compute images are built from the same OS and version. */
+    baseImage: z.object({
+      id: text(z),
+      os: text(z),
+      operatingSystem: text(z).optional(),
+      operatingSystemVersion: text(z).optional(),
+    }),
+  })
+}
+export type OracleNodeConfig = Zod.output<ReturnType<typeof schema>>
 
 function fromOutputs(o: TerraformOutputValues): unknown {
   const image = outputObject(o, 'base_image')
@@ -46,4 +49,4 @@ function fromOutputs(o: TerraformOutputValues): unknown {
 }
 
 /** The provider's section of cluster.json, and how it is made from Terraform's outputs. */
-export const oracleNodeConfig = {provider: 'oracle', schema, fromOutputs} as const
+export const oracleNodeConfig = {schema, fromOutputs} satisfies Required<NodeConfigSection<OracleNodeConfig>>

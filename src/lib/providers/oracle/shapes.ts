@@ -21,7 +21,7 @@ import {cloudRealMemory} from '../../shapes/memory.js'
 import {copyShape, GIB, toShape, type ShapeSpec} from '../../shapes/table.js'
 import type {Arch, Shape, ShapeCatalogue} from '../../shapes/types.js'
 
-export const ORACLE_SOURCE =
+const ORACLE_SOURCE =
   'OCI Compute Shapes reference (docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm: standard, optimized, GPU and flexible shapes), checked 2026-11'
 
 export interface FlexFamily {
@@ -90,7 +90,7 @@ let fixedShapes: ReadonlyMap<string, Shape> | undefined
 const FIXED_SHAPES = () => (fixedShapes ??= new Map(FIXED.map((r) => [r[0], toShape(fixedSpec(r), cloudRealMemory)])))
 
 /** The pattern a flex family is listed under in names(). */
-export const flexPattern = (family: string) => `${family}.<ocpus>.<gb>`
+const flexPattern = (family: string) => `${family}.<ocpus>.<gb>`
 
 /** Why a sized flex name is not valid, or undefined when it is (or is not a flex name at all). */
 export function flexProblem(name: string): string | undefined {

@@ -26,7 +26,7 @@ import {Directory, getentPasswd, LDAP_JSON, type LdapConfig, readLdapConfig} fro
 import {authorizedKeys} from '../../users/keys.js'
 import {sshaHash} from '../../users/ldif.js'
 import type {PreparedUser} from '../../users/request.js'
-import {accountProblem, USERNAME, usernameProblem} from '../../users/validate.js'
+import {accountProblem, USERNAME} from '../../users/validate.js'
 import {taskList} from '../listr.js'
 import {sleep} from '../../proc.js'
 
@@ -107,12 +107,12 @@ async function isDirectory(t: Transport, path: string, signal?: AbortSignal): Pr
 }
 
 /** A new random password: 24 characters of base64url (144 bits). */
-export function newPassword(): string {
+function newPassword(): string {
   return randomBytes(18).toString('base64url')
 }
 
 /** The home of `username` under `homeRoot`, refusing anything but a plain child (it may be removed on undo). */
-export function homeOf(homeRoot: string, username: string): string {
+function homeOf(homeRoot: string, username: string): string {
   if (!USERNAME.test(username)) throw new Error(`refusing a home for "${username}"`)
   return posix.join(homeRoot, username)
 }
@@ -369,30 +369,4 @@ export async function createUsers(users: readonly PreparedUser[], opts: CreateUs
     if (cause instanceof CitcError) throw new CitcError(cause.kind, message, {hint: cause.hint, details: {...cause.details, ...details}, cause})
     throw new CitcError('unexpected', message, {details, cause})
   }
-}
-
-/**
- * Remove a user made by createUsers: the Slurm user (when accounting is on), the home (only the one
- * createUsers would have made: <homeRoot>/<username>), and the directory entry. Not a command yet;
- * for tests and clean-up. Resolves with what was removed.
- */
-export async function removeUser(username: string, opts: Omit<CreateUsersOptions, 'renderer'>): Promise<string[]> {
-  const problem = usernameProblem(username)
-  if (problem) throw new InvalidInputError([{where: 'USERNAME', message: problem}])
-  const plan = await readPlan({...opts, renderer: 'silent'})
-  const t = opts.transport
-  const dir = new Directory(t, plan.ldap)
-  const removed: string[] = []
-  if (plan.accounting && (await plan.accounting.userAccounts(username)).length > 0) {
-    await plan.accounting.deleteUser(username)
-    removed.push(`the Slurm user ${username}`)
-  }
-  const user = await dir.getUser(username)
-  const home = homeOf(plan.homeRoot, username)
-  if (user?.home === home && (await pathExists(t, home))) {
-    await check(t, ['rm', '-rf', '--', home])
-    removed.push(`the home ${home}`)
-  }
-  if (await dir.deleteDn(dir.dn(username))) removed.push(`the directory entry ${dir.dn(username)}`)
-  return removed
 }

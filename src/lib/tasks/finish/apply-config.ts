@@ -197,7 +197,7 @@ async function activate(o: ApplyOptions, action: 'restart' | 'reconfigure', repo
 }
 
 /** SlurmctldPidFile of a slurm.conf (Slurm's default when unset). */
-export function pidFileOf(conf: string): string {
+function pidFileOf(conf: string): string {
   const line = parseConfLines(conf).find((e) => e.key.toLowerCase() === 'slurmctldpidfile')
   return line?.value || '/var/run/slurmctld.pid'
 }

@@ -17,7 +17,7 @@ export function sshFingerprint(rawKey: Buffer): string {
 }
 
 /** The algorithm named at the start of a raw key blob (its first SSH string), e.g. `ssh-ed25519`. */
-export function keyAlgorithm(rawKey: Buffer): string {
+function keyAlgorithm(rawKey: Buffer): string {
   try {
     const n = rawKey.readUInt32BE(0)
     return rawKey.subarray(4, 4 + n).toString('latin1')
