@@ -2,7 +2,7 @@
 // one "Key=Value Key2=Value2" line, values optionally double-quoted, "#" starts a comment.
 
 /** The key/value pairs of one line, keys as written; an empty object for blank or comment lines. */
-function parseConfLine(line: string): Array<[string, string]> {
+export function parseConfLine(line: string): Array<[string, string]> {
   const out: Array<[string, string]> = []
   let i = 0
   const s = line

@@ -4,7 +4,7 @@
 // package with its production node_modules), so the playbooks, templates and node programs on the
 // node are exactly this version's and the install needs no npm registry. Every step that can wait on
 // the network has a bound, and a timeout says what it was waiting for.
-import {CitcError, HostKeyMismatchError, remoteError} from '../../errors.js'
+import {CitcError, HostKeyMismatchError, remoteError, type Hint} from '../../errors.js'
 import {connectSsh, type SshConnectOptions, type SshTransport} from '../../transport/ssh/index.js'
 import type {Transport} from '../../transport/types.js'
 import {sleep} from '../../proc.js'
@@ -80,7 +80,7 @@ export async function waitForCloudInit(root: Transport, o: {signal?: AbortSignal
   await runSetupScript(root, CLOUD_INIT_WAIT, {timeoutMs: o.timeoutMs ?? CLOUD_INIT_TIMEOUT_MS, signal: o.signal}, {
     what: "waiting for cloud-init's first boot on the management node",
     waitingFor: "cloud-init's first boot (`cloud-init status --wait`)",
-    hint: 'read cloud-init\'s log on the node (`citc ssh` then /var/log/cloud-init-output.log); then run `citc create --resume`',
+    hint: {fix: "read cloud-init's log on the node (`citc ssh` then /var/log/cloud-init-output.log)", retry: 'then run `citc create --resume`'},
   })
 }
 
@@ -139,7 +139,7 @@ export async function installTools(root: Transport, opts: {signal?: AbortSignal;
     {
       what: 'installing Node.js and ansible-core on the management node',
       waitingFor: () => step,
-      hint: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that, then run `citc create --resume`',
+      hint: {fix: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that', retry: 'then run `citc create --resume`'},
     },
   )
   const m = /citc-tools: installed(.*)/.exec(r.stdout)
@@ -154,7 +154,7 @@ async function runSetupScript(
   root: Transport,
   argv: string[],
   o: {timeoutMs: number; signal?: AbortSignal; onOutput?: (line: string) => void},
-  about: {what: string; waitingFor: string | (() => string); hint: string},
+  about: {what: string; waitingFor: string | (() => string); hint: Hint},
 ) {
   let r
   try {
@@ -197,7 +197,8 @@ export const INSTALL_TIMEOUT_MS = 5 * 60_000
 
 /**
  * The install (as root), with no network at all: check the uploaded bundle's sha256, unpack it next
- * to the old install, swap, link bin/citc, check that it runs (`citc --version`), record the sha256.
+ * to the old install, check that it runs (`citc --version`), swap, link bin/citc, record the sha256.
+ * A bundle that does not run leaves the old install in place.
  */
 export const INSTALL_SCRIPT = [
   'set -e',
@@ -208,11 +209,12 @@ export const INSTALL_SCRIPT = [
   'rm -rf "$new" "$dest.old"',
   'mkdir -p "$new" "$prefix/bin"',
   'tar -xzf "$tgz" -C "$new" --strip-components=1 --no-same-owner',
+  // The new one must run before the old one goes: a live cluster's node programs exec it.
+  '"$(command -v node)" "$new/bin/run.js" --version',
   'if [ -e "$dest" ]; then mv "$dest" "$dest.old"; fi',
-  'mv "$new" "$dest"',
+  'mv "$new" "$dest" || { if [ -e "$dest.old" ]; then mv "$dest.old" "$dest"; fi; exit 1; }',
   'rm -rf "$dest.old"',
   'ln -sfn ../lib/node_modules/citc/bin/run.js "$prefix/bin/citc"',
-  '"$(command -v node)" "$dest/bin/run.js" --version',
   'echo "$sum" > "$prefix/$marker"',
 ].join('\n')
 
@@ -224,7 +226,7 @@ export async function installPackage(
   await runSetupScript(root, ['sh', '-c', INSTALL_SCRIPT, 'sh', o.prefix, o.tarball, o.sha256, MARKER], {...o, timeoutMs: o.timeoutMs ?? INSTALL_TIMEOUT_MS}, {
     what: 'installing citc on the management node (unpacking its bundle)',
     waitingFor: `tar and \`citc --version\` under ${o.prefix}`,
-    hint: 'the node needs tar, sha256sum, Node.js >= 20 and room under the prefix; then run `citc create --resume`',
+    hint: {fix: 'the node needs tar, sha256sum, Node.js >= 20 and room under the prefix', retry: 'then run `citc create --resume`'},
   })
 }
 
