@@ -88,9 +88,9 @@ Ctrl-C, skipping the steps done.`
 
   async run() {
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
-    const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
+    const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create/cloud-wizard.js')
     const {createCloud} = await import('../lib/tasks/create-cloud.js')
-    const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
+    const {askProvider, resolveCreateInput} = await import('../lib/tasks/create/local-wizard.js')
     const {createLocal} = await import('../lib/tasks/create/create-local.js')
     const io = this.io()
     const flags = this.flags

@@ -8,8 +8,8 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {confirmByTyping, confirmOrRefuse} from '../../../src/lib/io.js'
 import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
-import {resolveCloudCreate} from '../../../src/lib/tasks/create-cloud-input.js'
-import {askProvider, resolveCreateInput} from '../../../src/lib/tasks/create-wizard.js'
+import {resolveCloudCreate} from '../../../src/lib/tasks/create/cloud-wizard.js'
+import {askProvider, resolveCreateInput} from '../../../src/lib/tasks/create/local-wizard.js'
 import {scriptedIo, scriptedPrompts} from './scripted-prompts.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-wizard-'))

@@ -3,12 +3,12 @@
 // prompts (unit-tested with scripted answers).
 import {readFileSync} from 'node:fs'
 
-import {CLUSTER_NAME} from '../cluster/name.js'
-import {InvalidInputError} from '../errors.js'
-import {promptsOf, type Io} from '../io.js'
-import {localCatalogue} from '../providers/local/shapes.js'
-import {PROVIDER_MODULES, type Provider} from '../providers/registry.js'
-import {randomClusterName} from './create/random-name.js'
+import {CLUSTER_NAME} from '../../cluster/name.js'
+import {InvalidInputError} from '../../errors.js'
+import {promptsOf, type Io} from '../../io.js'
+import {localCatalogue} from '../../providers/local/shapes.js'
+import {PROVIDER_MODULES, type Provider} from '../../providers/registry.js'
+import {randomClusterName} from './random-name.js'
 
 export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 

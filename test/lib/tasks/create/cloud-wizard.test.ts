@@ -6,9 +6,9 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {InvalidInputError} from '../../../src/lib/errors.js'
-import type {Io} from '../../../src/lib/io.js'
-import {defaultZone, loadClusterConfig, locateProblems, nameClash, resolveCloudCreate, unusableFlags, type CloudCreateFlags} from '../../../src/lib/tasks/create-cloud-input.js'
+import {InvalidInputError} from '../../../../src/lib/errors.js'
+import type {Io} from '../../../../src/lib/io.js'
+import {defaultZone, loadClusterConfig, locateProblems, nameClash, resolveCloudCreate, unusableFlags, type CloudCreateFlags} from '../../../../src/lib/tasks/create/cloud-wizard.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-cloud-input-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
