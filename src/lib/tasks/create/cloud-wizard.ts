@@ -5,132 +5,18 @@
 // is asked: a default is taken where there is one, else the missing value is an error naming its flag.
 import {readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
-import {dirname, isAbsolute, resolve} from 'node:path'
-import {z} from 'zod'
+import {resolve} from 'node:path'
 
 import {clusterRegistry} from '../../cluster/registry.js'
 import {CLUSTER_NAME, type CloudSettings} from '../../cluster/schema.js'
-import {parseYamlDocument, zodProblems, byPosition, type YamlFile} from '../../config/yaml.js'
 import {InvalidInputError, type InputProblem} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
 import {expandHome, type CredentialSource, type DiscoveryContext} from '../../providers/cloud-inputs.js'
 import type {CreateQuestions} from '../../providers/module.js'
-import {CLOUD_PROVIDER_NAMES, cloudModule, PROVIDER_MODULES, PROVIDER_NAMES, type CloudProvider, type Provider} from '../../providers/registry.js'
+import {cloudModule, type CloudProvider} from '../../providers/registry.js'
+import {configPath, configValue, type LoadedConfig} from './config-file.js'
+import {givenFlag, IMAGE_OS, type CreateSettings} from './create-request.js'
 import {randomClusterName} from './random-name.js'
-
-/** Flags of `citc create` every cloud takes, and where cluster.yaml keeps each (fixed once the cluster is made). */
-const CLOUD_FLAGS: Record<string, ((c: CloudSettings) => string | undefined) | undefined> = {
-  'ssh-timeout': undefined,
-  region: (c) => c.region,
-  zone: (c) => c.zone,
-  'mgmt-shape': (c) => c.mgmtShape,
-  'image-os': (c) => c.imageOs,
-  'ssh-cidr': (c) => c.sshCidr,
-}
-
-/** The cloud providers' own string flags (--project, --profile, --tenancy …), as config file keys. */
-const providerConfigKeys = Object.fromEntries(
-  PROVIDER_MODULES.flatMap((m) => Object.entries(m.cloud?.flags ?? {}))
-    .filter(([, spec]) => spec.kind === 'string')
-    .map(([flag]) => [flag, z.string().min(1).optional()]),
-)
-
-/** The keys of a cluster config file: the flags' names without "--". */
-export const clusterConfigSchema = z.strictObject({
-  provider: z.enum(PROVIDER_NAMES as [Provider, ...Provider[]]).optional(),
-  name: z.string().regex(CLUSTER_NAME, 'must start with a lower-case letter and have at most 31 of a-z, 0-9 and "-"').optional(),
-  region: z.string().min(1).optional(),
-  zone: z.union([z.string().min(1), z.number().int()]).optional(),
-  'mgmt-shape': z.string().min(1).optional(),
-  'image-os': z.enum(['ubuntu-24.04', 'debian-12']).optional(),
-  'ssh-cidr': z.string().min(1).optional(),
-  ...providerConfigKeys,
-  /** A limits.yaml, relative to the config file. */
-  limits: z.string().min(1).optional(),
-  'suspend-time': z.number().int().min(10).optional(),
-})
-export type ClusterConfig = z.output<typeof clusterConfigSchema>
-const CONFIG_KEYS = Object.keys(clusterConfigSchema.shape)
-
-export interface LoadedConfig {
-  file: string
-  values: ClusterConfig
-  yaml: YamlFile
-}
-
-/** Read and validate --config: every problem at file:line:col. */
-export function loadClusterConfig(file: string): LoadedConfig {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new InvalidInputError([{where: '--config', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
-  }
-  const yaml = parseYamlDocument(text, file)
-  const value = yaml.value ?? {}
-  const result = clusterConfigSchema.safeParse(value, {reportInput: true})
-  if (!result.success) {
-    throw new InvalidInputError(byPosition(zodProblems(result.error.issues, yaml, {keysAt: (p) => (p.length === 0 ? CONFIG_KEYS : undefined)})), `fix ${file} at the lines shown`)
-  }
-  return {file, values: result.data, yaml}
-}
-
-/** The flags (and config file values) create takes for a cloud: the common ones and every provider's own. */
-export interface CloudCreateFlags {
-  name?: string
-  limits?: string
-  region?: string
-  zone?: string
-  'mgmt-shape'?: string
-  'image-os'?: string
-  'ssh-cidr'?: string
-  /** A provider's own flags (--project, --profile …): see its module. */
-  [flag: string]: unknown
-}
-
-/** Which providers take a flag, and for each where cluster.yaml keeps its value. */
-function flagTakers(): Map<string, Map<Provider, ((c: CloudSettings) => string | undefined) | undefined>> {
-  const takers = new Map<string, Map<Provider, ((c: CloudSettings) => string | undefined) | undefined>>()
-  const add = (flag: string, provider: Provider, recorded?: (c: CloudSettings) => string | undefined) => {
-    if (!takers.has(flag)) takers.set(flag, new Map())
-    takers.get(flag)!.set(provider, recorded)
-  }
-  for (const m of PROVIDER_MODULES) {
-    if (m.cloud) for (const [flag, recorded] of Object.entries(CLOUD_FLAGS)) add(flag, m.name, recorded)
-    for (const [flag, spec] of Object.entries(m.cloud?.flags ?? m.flags ?? {})) add(flag, m.name, spec.recorded ? (c) => spec.recorded!(c) : undefined)
-  }
-  return takers
-}
-
-/**
- * Flags that would be ignored, refused rather than dropped without a word: a flag of another provider
- * (`--project` for aws, any cloud flag for local), or, for a cluster that exists, a setting that
- * differs from the one it was created with (they are fixed: Terraform made the resources from them).
- */
-export function unusableFlags(provider: Provider, flags: Record<string, unknown>, existing?: {name: string; cloud?: CloudSettings}): InputProblem[] {
-  const problems: InputProblem[] = []
-  for (const [flag, byProvider] of flagTakers()) {
-    const value = flags[flag]
-    if (value === undefined || value === false) continue
-    if (!byProvider.has(provider)) {
-      const names = [...byProvider.keys()]
-      const takers = names.length === CLOUD_PROVIDER_NAMES.length && names.every((p) => (CLOUD_PROVIDER_NAMES as readonly string[]).includes(p)) ? 'cloud providers' : names.join(' and ')
-      problems.push({where: `--${flag}`, message: `is for ${takers}, not ${provider}: leave it out`})
-      continue
-    }
-    const recordedOf = byProvider.get(provider)
-    if (!existing?.cloud || !recordedOf) continue
-    const recorded = recordedOf(existing.cloud)
-    const same = recorded !== undefined && (recorded === String(value) || (isAbsolute(recorded) && recorded === resolve(String(value))))
-    if (!same) {
-      problems.push({
-        where: `--${flag}`,
-        message: `cluster ${existing.name} exists and was created with ${recorded === undefined ? `no --${flag}` : `--${flag} ${recorded}`}; a cluster's settings are fixed once made: leave --${flag} out to continue it, or choose another --name`,
-      })
-    }
-  }
-  return problems
-}
 
 /** Why `name` cannot be used next to the clusters this machine knows, by the provider's own rule (undefined: it can). */
 export function nameClash(provider: CloudProvider, name: string, settings: CloudSettings, clusters: Array<{name: string; provider: string; cloud?: object}>): string | undefined {
@@ -168,12 +54,13 @@ export function defaultZone(provider: CloudProvider, region: string, source?: Cr
 }
 
 /**
- * Resolve every answer for a cloud cluster. `config` (from --config) fills what flags do not say.
+ * Resolve every answer for a new cloud cluster. `config` (from --config) fills what `given` (the
+ * flags) does not say.
  */
 export async function resolveCloudCreate(
   io: Io,
   provider: CloudProvider,
-  flags: CloudCreateFlags,
+  given: CreateSettings,
   dataDir: string,
   config?: LoadedConfig,
   ctx: DiscoveryContext = discoveryContext(),
@@ -184,15 +71,15 @@ export async function resolveCloudCreate(
   const spec = module.cloud
   const configWhere: Record<string, string> = {}
   /** A flag's value, else the config file's (remembering where it was written). */
-  const given = (flag: string): string | undefined => {
-    const f = flags[flag]
+  const value = (flag: string): string | undefined => {
+    const f = givenFlag(given, flag)
     if (f !== undefined) return String(f)
-    const c = (config?.values as Record<string, unknown> | undefined)?.[flag]
+    const c = configValue(config, flag)
     if (c === undefined) return undefined
     configWhere[flag] = config!.yaml.where([flag])
     return String(c)
   }
-  const relativeToConfig = (flag: string, path: string) => (configWhere[flag] && config && !isAbsolute(path) ? resolve(dirname(config.file), path) : path)
+  const relativeToConfig = (flag: string, path: string) => (configWhere[flag] && config ? configPath(config, path) : path)
   const required = (flag: string, what: string): never => {
     throw new InvalidInputError([{where: `--${flag}`, message: `${what} is needed, and there is no terminal to ask on: pass --${flag}`}])
   }
@@ -201,7 +88,7 @@ export async function resolveCloudCreate(
     io,
     prompts,
     ctx,
-    given,
+    given: value,
     where: (flag) => configWhere[flag] ?? `--${flag}`,
     path: (flag, value) => resolve(expandHome(relativeToConfig(flag, value), ctx.home)),
     required,
@@ -232,10 +119,10 @@ export async function resolveCloudCreate(
   }
 
   // 2. Region and zone (and the project or compartment that go with them).
-  let region = given('region') ?? source?.region
-  if (!given('region') && ask) region = await prompts.input({message: 'Region:', default: region ?? spec.defaults.region})
+  let region = value('region') ?? source?.region
+  if (!value('region') && ask) region = await prompts.input({message: 'Region:', default: region ?? spec.defaults.region})
   region ??= spec.defaults.region
-  let zone = given('zone')
+  let zone = value('zone')
   if (!zone && ask) zone = await prompts.input({message: spec.zoneQuestion, default: spec.defaultZone(region, source)})
   zone ??= spec.defaultZone(region, source)
 
@@ -244,19 +131,20 @@ export async function resolveCloudCreate(
   Object.assign(cloud, await spec.askSettings(q, source))
 
   // 3. The management node's shape (and image, and who may reach SSH).
-  let shape = given('mgmt-shape')
+  let shape = value('mgmt-shape')
   if (!shape && ask) shape = await prompts.input({message: 'Shape of the management node:', default: spec.defaults.mgmtShape})
   cloud.mgmtShape = shape ?? spec.defaults.mgmtShape
-  const imageOs = given('image-os')
+  const imageOs = value('image-os')
   if (imageOs !== undefined) {
-    if (imageOs !== 'ubuntu-24.04' && imageOs !== 'debian-12') throw new InvalidInputError([{where: configWhere['image-os'] ?? '--image-os', message: 'must be ubuntu-24.04 or debian-12'}])
-    cloud.imageOs = imageOs
+    const os = IMAGE_OS.find((o) => o === imageOs)
+    if (!os) throw new InvalidInputError([{where: configWhere['image-os'] ?? '--image-os', message: 'must be ubuntu-24.04 or debian-12'}])
+    cloud.imageOs = os
   }
-  const sshCidr = given('ssh-cidr')
+  const sshCidr = value('ssh-cidr')
   if (sshCidr !== undefined) cloud.sshCidr = sshCidr
 
   // 4. The cluster's name.
-  let name = given('name')
+  let name = value('name')
   if (!name && ask) {
     name = await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'})
   }
@@ -273,7 +161,7 @@ export async function resolveCloudCreate(
   }
 
   // 5. Node limits (optional: `citc finish` can set them later).
-  let limitsFile = given('limits')
+  let limitsFile = value('limits')
   if (!limitsFile && ask) {
     limitsFile = (await prompts.input({message: 'Node limits file (limits.yaml; empty: none yet, set them later with citc finish):', default: ''})).trim() || undefined
   }
