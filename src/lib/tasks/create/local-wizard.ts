@@ -24,10 +24,10 @@ export interface LocalCreateGiven {
 }
 
 /** A local cluster's answers: the flags (and --config) given, the wizard's answers, the defaults. */
-export async function resolveLocalCreate(io: Io, flags: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot'>> {
+export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
-  let name = flags.name
+  let name = given.name
   if (!name) name = ask ? await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
   if (!CLUSTER_NAME.test(name)) {
     throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
@@ -35,12 +35,12 @@ export async function resolveLocalCreate(io: Io, flags: LocalCreateGiven): Promi
 
   let limitsText: string
   let limitsFile: string
-  if (flags.limitsFile) {
-    limitsFile = flags.limitsFile
+  if (given.limitsFile) {
+    limitsFile = given.limitsFile
     try {
-      limitsText = readFileSync(flags.limitsFile, 'utf8')
+      limitsText = readFileSync(given.limitsFile, 'utf8')
     } catch (error) {
-      throw new InvalidInputError([{where: '--limits', message: `cannot read ${flags.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
+      throw new InvalidInputError([{where: '--limits', message: `cannot read ${given.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
     }
   } else if (ask) {
     limitsFile = '(wizard)'
@@ -61,5 +61,5 @@ export async function resolveLocalCreate(io: Io, flags: LocalCreateGiven): Promi
     limitsFile = '(default limits)'
     limitsText = DEFAULT_LOCAL_LIMITS
   }
-  return {name, limitsText, limitsFile, suspendTime: flags.suspendTime, force: flags.force, resume: flags.resume}
+  return {name, limitsText, limitsFile, suspendTime: given.suspendTime, force: given.force, resume: given.resume}
 }
