@@ -1,6 +1,7 @@
-// What `citc create --provider aws|google|oracle` needs, from flags, a cluster config file (--config)
-// or — on a terminal — a wizard, asking in this order: provider; the credentials found (saying which
-// one will be used); region and zone; management shape; cluster name; node limits (optional).
+// What `citc create --provider aws|google|oracle` needs for a new cluster, from flags, a cluster
+// config file (--config) or — on a terminal — a wizard, asking in this order: provider (askProvider in
+// resolve-create.ts); the credentials found (saying which one will be used); region and zone;
+// management shape; cluster name; node limits (optional).
 // Every question has a flag; a value in the config file counts as given; without a terminal nothing
 // is asked: a default is taken where there is one, else the missing value is an error naming its flag.
 import {readFileSync} from 'node:fs'
