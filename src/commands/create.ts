@@ -1,14 +1,9 @@
 import {Flags, type Interfaces} from '@oclif/core'
-import {existsSync, readFileSync} from 'node:fs'
-import {dirname, isAbsolute, join, resolve} from 'node:path'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {InvalidInputError, usageError} from '../lib/errors.js'
 import type {CreateFlagSpec} from '../lib/providers/module.js'
-import {CLOUD_PROVIDER_NAMES, cloudModule, isCloud, PROVIDER_MODULES, PROVIDER_NAMES} from '../lib/providers/registry.js'
-
-/** How long create waits for SSH on a new management node (boot + cloud-init). */
-const DEFAULT_SSH_TIMEOUT_S = 600
+import {CLOUD_PROVIDER_NAMES, cloudModule, PROVIDER_MODULES, PROVIDER_NAMES} from '../lib/providers/registry.js'
+import {DEFAULT_SSH_TIMEOUT_S, IMAGE_OS, type CreateRequest, type ProviderFlagValues} from '../lib/tasks/create/create-request.js'
 
 /**
  * The flags only some providers take, from their modules: one flag per name, its description each
@@ -73,7 +68,7 @@ Ctrl-C, skipping the steps done.`
     'mgmt-shape': Flags.string({
       description: `shape of the management node (${CLOUD_PROVIDER_NAMES.map((p) => `${p} ${cloudModule(p).cloud.defaults.mgmtShape}`).join(', ')})`,
     }),
-    'image-os': Flags.string({options: ['ubuntu-24.04', 'debian-12'], description: 'management node OS (default ubuntu-24.04; debian-12 on aws only)'}),
+    'image-os': Flags.option({options: IMAGE_OS, description: 'management node OS (default ubuntu-24.04; debian-12 on aws only)'} as const)(),
     'ssh-cidr': Flags.string({description: 'addresses allowed to reach SSH on the management node (default 0.0.0.0/0)'}),
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
@@ -87,87 +82,39 @@ Ctrl-C, skipping the steps done.`
   }
 
   async run() {
-    const {clusterRegistry} = await import('../lib/cluster/registry.js')
-    const {loadClusterConfig, resolveCloudCreate, unusableFlags} = await import('../lib/tasks/create-cloud-input.js')
-    const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
-    const {askProvider, resolveCreateInput} = await import('../lib/tasks/create-wizard.js')
-    const {createLocal} = await import('../lib/tasks/create/create-local.js')
+    const {resolveCreate} = await import('../lib/tasks/create/resolve-create.js')
     const io = this.io()
-    const flags = this.flags
-    /** The providers' own flags (their modules declare them, so their names are not known here). */
-    const providerFlagValues: Record<string, unknown> = flags
-    const config = flags.config ? loadClusterConfig(flags.config) : undefined
-    const fromConfig = (path: string | undefined) => (path && config && !isAbsolute(path) ? resolve(dirname(config.file), path) : path)
-    const registry = clusterRegistry(this.config.dataDir)
-
-    // The cluster to continue decides the provider. -c/CITC_CLUSTER names it too.
-    let name = flags.name ?? config?.values.name ?? flags.cluster
-    const known = registry.scan().flatMap((e) => (e.record ? [e.record] : []))
-    if (!name && flags.resume) {
-      const creating = known.filter((r) => r.phase === 'creating')
-      name = creating.length === 1 ? creating[0].name : known.length === 1 ? known[0].name : undefined
-    }
-    const existing = name ? known.find((r) => r.name === name) : undefined
-    if (flags.resume && !existing) {
-      throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
-    }
-    const wanted = flags.provider ?? config?.values.provider
-    if (existing && wanted && wanted !== existing.provider) {
-      throw usageError(`cluster ${name} exists and is a ${existing.provider} cluster, not ${wanted}`, 'choose another --name, or leave --provider out to continue it')
-    }
-    const provider = existing?.provider ?? wanted ?? (await askProvider(io))
-    // A flag or --config key this provider (or this existing cluster) would ignore is refused.
-    const unusable = unusableFlags(provider, {...config?.values, ...flags}, existing).map((p) => {
-      const key = p.where.replace(/^--/, '')
-      return flags[key as keyof typeof flags] === undefined && config ? {...p, where: config.yaml.where([key]), path: key} : p
-    })
-    if (unusable.length > 0) throw new InvalidInputError(unusable)
-    // Limits given on this run; a local cluster that exists keeps the ones it was made with.
-    const limitsFile = flags.limits ?? fromConfig(config?.values.limits)
-
-    if (!isCloud(provider)) {
-      if (flags['plan-only']) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
-      if (flags['mgmt-ssh-port'] || flags['mgmt-prefix'] || flags['mgmt-playbook']) throw usageError('--mgmt-ssh-port, --mgmt-prefix and --mgmt-playbook are for cloud providers')
-      const input = await resolveCreateInput(
-        io,
-        {
-          name,
-          limitsFile: limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
-          suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
-          resume: flags.resume,
-          force: providerFlagValues.force === true,
-        },
-      )
-      return createLocal(io, {...input, packageRoot: this.config.root}, this.config.dataDir)
-    }
-
-    const common = {
+    const {flags} = this
+    const request: CreateRequest = {
+      provider: flags.provider,
+      currentCluster: flags.cluster,
+      configFile: flags.config,
+      name: flags.name,
+      limitsFile: flags.limits,
+      region: flags.region,
+      zone: flags.zone,
+      mgmtShape: flags['mgmt-shape'],
+      imageOs: flags['image-os'],
+      sshCidr: flags['ssh-cidr'],
+      sshTimeoutS: flags['ssh-timeout'],
+      suspendTime: flags['suspend-time'],
+      providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],
-      sshTimeoutS: flags['ssh-timeout'] ?? DEFAULT_SSH_TIMEOUT_S,
-      packageRoot: this.config.root,
-      suspendTime: flags['suspend-time'] ?? config?.values['suspend-time'],
-      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook'] && resolve(flags['mgmt-playbook'])},
+      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook']},
     }
-    if (existing) {
-      const limits = limitsFile ? {file: limitsFile, text: readLimits(limitsFile)} : undefined
-      return createCloud(io, {...common, name: existing.name, limits}, this.config.dataDir)
+    const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
+    if ('local' in plan) {
+      const {createLocal} = await import('../lib/tasks/create/create-local.js')
+      return createLocal(io, plan.local, this.config.dataDir)
     }
-    const resolved = await resolveCloudCreate(io, provider, {...flags, name}, this.config.dataDir, config)
-    return createCloud(io, {...common, name: resolved.name, resolved}, this.config.dataDir)
+    const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
+    return createCloud(io, plan.cloud, this.config.dataDir)
   }
 }
 
-function readLimits(file: string): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new InvalidInputError([{where: '--limits', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
-  }
-}
-
-/** The limits a local cluster was made with (kept in its state dir), if any. */
-function storedLimits(dir: string): string | undefined {
-  const file = join(dir, 'limits.yaml')
-  return existsSync(file) ? file : undefined
+/** The values of the providers' own flags, by the names their modules declare. */
+function providerFlagValues(flags: Record<string, unknown>): ProviderFlagValues {
+  const names = [...Object.keys(PROVIDER_FLAGS.strings), ...Object.keys(PROVIDER_FLAGS.booleans)]
+  return Object.fromEntries(names.map((name) => [name, flags[name] as string | boolean | undefined]))
 }

@@ -18,7 +18,7 @@ network. Exits ${EXIT_CODES.remote} when a required tool is missing (the report 
   }
 
   async run() {
-    const {ALL_SCOPES, doctor, doctorLines} = await import('../lib/tasks/doctor.js')
+    const {ALL_SCOPES, doctor, doctorLines} = await import('../lib/tasks/doctor/check-machine.js')
     const report = await doctor(this.flags.provider ?? ALL_SCOPES)
     if (report.ok) {
       for (const l of doctorLines(report)) this.log(l)

@@ -6,7 +6,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
   static examples = ['<%= config.bin %> nodes', '<%= config.bin %> nodes -c demo --json']
 
   async run() {
-    const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
+    const {clusterStatus, nodeTable} = await import('../lib/tasks/status/cluster-status.js')
     const {describeWaitingJob} = await import('../lib/slurm/waiting-jobs.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     // No list without the controller: an empty table would read as "no nodes".

@@ -6,7 +6,7 @@ export default class Status extends BaseCommand<typeof Status> {
   static examples = ['<%= config.bin %> status', '<%= config.bin %> status -c demo --json']
 
   async run() {
-    const {clusterStatus, nodeTable} = await import('../lib/tasks/status.js')
+    const {clusterStatus, nodeTable} = await import('../lib/tasks/status/cluster-status.js')
     const {describeWaitingJob} = await import('../lib/slurm/waiting-jobs.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     this.log(`Cluster ${doc.cluster} (${doc.provider}, ${doc.origin}) — management node: ${doc.managementNode}`)

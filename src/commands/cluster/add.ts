@@ -30,7 +30,7 @@ export default class ClusterAdd extends BaseCommand<typeof ClusterAdd> {
   }
 
   async run() {
-    const {addCluster} = await import('../../lib/tasks/cluster-add.js')
+    const {addCluster} = await import('../../lib/tasks/cluster/add-cluster.js')
     const f = this.flags
     return addCluster(
       this.io(),

@@ -162,7 +162,7 @@ describe('parseYamlDocument: errors', () => {
   })
 })
 
-/** A whole document against a schema, as citc's readers do it (create-cloud-input.ts, users/request.ts). */
+/** A whole document against a schema, as citc's readers do it (tasks/create/config-file.ts, users/request.ts). */
 function parseYamlWith<S extends z.ZodType>(text: string, file: string, schema: S, opts: ZodProblemOptions = {}): z.output<S> {
   const yaml = parseYamlDocument(text, file)
   const result = schema.safeParse(yaml.value, {reportInput: true})

@@ -34,7 +34,7 @@ describe('provider registry', () => {
   })
 
   it("a cloud's flags are declared once per module; every string flag becomes a --config key", async () => {
-    const {clusterConfigSchema} = await import('../../../src/lib/tasks/create-cloud-input.js')
+    const {clusterConfigSchema} = await import('../../../src/lib/tasks/create/config-file.js')
     const keys = Object.keys(clusterConfigSchema.shape)
     for (const m of PROVIDER_MODULES) {
       for (const [flag, spec] of Object.entries(m.cloud?.flags ?? {})) if (spec.kind === 'string') expect(keys, `${m.name} --${flag}`).toContain(flag)

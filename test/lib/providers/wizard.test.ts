@@ -8,8 +8,9 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {confirmByTyping, confirmOrRefuse} from '../../../src/lib/io.js'
 import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
-import {resolveCloudCreate} from '../../../src/lib/tasks/create-cloud-input.js'
-import {askProvider, resolveCreateInput} from '../../../src/lib/tasks/create-wizard.js'
+import {resolveCloudCreate} from '../../../src/lib/tasks/create/cloud-wizard.js'
+import {resolveLocalCreate} from '../../../src/lib/tasks/create/local-wizard.js'
+import {askProvider} from '../../../src/lib/tasks/create/resolve-create.js'
 import {scriptedIo, scriptedPrompts} from './scripted-prompts.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-wizard-'))
@@ -50,15 +51,15 @@ describe('local: name and node limits', () => {
       [/How many local\.medium nodes/, 0],
       [/How many local\.large nodes/, 1],
     ])
-    const r = await resolveCreateInput(scriptedIo(prompts), {resume: false, force: false})
-    expect(r).toMatchObject({provider: 'local', name: 'lab', limitsText: 'local.small: 3\nlocal.large: 1\n', limitsFile: '(wizard)'})
+    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false})
+    expect(r).toMatchObject({name: 'lab', limitsText: 'local.small: 3\nlocal.large: 1\n', limitsFile: '(wizard)'})
     expect(prompts.asked.find((q) => /local\.small/.test(q.message))?.default).toBe(4)
     expect(prompts.left()).toEqual([])
   })
 
   it('a name the prompt refuses never gets through', async () => {
     const prompts = scriptedPrompts([[/Cluster name/, 'Bad_Name']])
-    await expect(resolveCreateInput(scriptedIo(prompts), {resume: false, force: false})).rejects.toThrow(/refused/)
+    await expect(resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false})).rejects.toThrow(/refused/)
   })
 })
 
@@ -77,7 +78,7 @@ describe('clouds: credentials, region and zone, shape, name, limits', () => {
       [/Node limits file/, ''],
     ])
     const io = scriptedIo(prompts)
-    const r = await resolveCloudCreate(io, 'aws', {}, dataDir, undefined, {home: h, env: {}})
+    const r = await resolveCloudCreate(io, 'aws', {providerFlags: {}}, dataDir, undefined, {home: h, env: {}})
     expect(prompts.asked.map((q) => q.kind)).toEqual(['select', 'input', 'input', 'input', 'input', 'input'])
     expect(prompts.asked[0].choices).toEqual(['profile:default', 'profile:research'])
     expect(prompts.asked[1].default).toBe('eu-west-2')
@@ -95,7 +96,7 @@ describe('clouds: credentials, region and zone, shape, name, limits', () => {
       [/Shape of the management node/, (q) => String(q.default)],
       [/Node limits file/, ''],
     ])
-    const r = await resolveCloudCreate(scriptedIo(prompts), 'google', {name: 'lab', region: 'europe-west2', credentials: join(h, 'key.json')}, dataDir, undefined, {home: h, env: {}})
+    const r = await resolveCloudCreate(scriptedIo(prompts), 'google', {name: 'lab', region: 'europe-west2', providerFlags: {credentials: join(h, 'key.json')}}, dataDir, undefined, {home: h, env: {}})
     expect(prompts.asked.find((q) => /project/.test(q.message))?.default).toBe('proj-from-key')
     expect(r.cloud).toEqual({
       region: 'europe-west2',
@@ -116,7 +117,7 @@ describe('clouds: credentials, region and zone, shape, name, limits', () => {
       [/Node limits file/, ''],
     ])
     const io = scriptedIo(prompts)
-    const r = await resolveCloudCreate(io, 'oracle', {name: 'lab', region: 'uk-london-1', user: 'ocid1.user.oc1..u', fingerprint: 'aa', 'key-file': '/k.pem'}, dataDir, undefined, {home: home(), env: {}})
+    const r = await resolveCloudCreate(io, 'oracle', {name: 'lab', region: 'uk-london-1', providerFlags: {user: 'ocid1.user.oc1..u', fingerprint: 'aa', 'key-file': '/k.pem'}}, dataDir, undefined, {home: home(), env: {}})
     expect(prompts.asked.find((q) => /Compartment/.test(q.message))?.default).toBe('ocid1.tenancy.oc1..t')
     expect(r.cloud).toMatchObject({zone: '2', tenancyOcid: 'ocid1.tenancy.oc1..t', compartmentOcid: 'ocid1.tenancy.oc1..t', userOcid: 'ocid1.user.oc1..u', privateKeyPath: '/k.pem', mgmtShape: 'VM.Standard.E4.Flex.2.32'})
     // The key was given field by field: no "none found" note about credentials.

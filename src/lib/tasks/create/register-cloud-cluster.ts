@@ -11,7 +11,7 @@ import {cloudInputsFor, cloudOf, defaultMgmtUser, KEY_FILES, PENDING_HOST} from 
 import {tfvarsFor} from '../../providers/cloud.js'
 import {cloudModule} from '../../providers/registry.js'
 import {generateEd25519KeyPair} from '../../transport/ssh/index.js'
-import {locateProblems, type ResolvedCloudCreate} from '../create-cloud-input.js'
+import {locateProblems, type ResolvedCloudCreate} from './cloud-wizard.js'
 import type {CreateCloudOptions} from './create-cloud.js'
 
 /** The keys of a new cluster, generated here, and its inputs checked before anything is written. */

@@ -2,11 +2,11 @@
 // Reads files, the environment and the tools' own version output: no network call.
 import {homedir} from 'node:os'
 
-import {CitcError} from '../errors.js'
-import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../providers/cloud.js'
-import {SWEEP_TOOLS} from '../providers/cloud-cluster.js'
-import {run, which} from '../tools/exec.js'
-import {compareVersions, detectTerraform, INSTALL_HINT} from '../tools/terraform.js'
+import {CitcError} from '../../errors.js'
+import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../../providers/cloud.js'
+import {SWEEP_TOOLS} from '../../providers/cloud-cluster.js'
+import {run, which} from '../../tools/exec.js'
+import {compareVersions, detectTerraform, INSTALL_HINT} from '../../tools/terraform.js'
 
 export type Scope = 'local' | CloudProvider
 export const ALL_SCOPES: readonly Scope[] = ['local', ...CLOUD_PROVIDERS]

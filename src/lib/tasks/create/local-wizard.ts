@@ -1,16 +1,16 @@
-// What `citc create` needs, from flags or — on a terminal — a short wizard. Every question has a
-// flag; --yes takes the defaults; without a terminal nothing is asked. Questions go through Io's
-// prompts (unit-tested with scripted answers).
+// What `citc create --provider local` needs, from flags or — on a terminal — a short wizard. Every
+// question has a flag; --yes takes the defaults; without a terminal nothing is asked. Questions go
+// through Io's prompts (unit-tested with scripted answers).
 import {readFileSync} from 'node:fs'
 
-import {CLUSTER_NAME} from '../cluster/name.js'
-import {InvalidInputError} from '../errors.js'
-import {promptsOf, type Io} from '../io.js'
-import {localCatalogue} from '../providers/local/shapes.js'
-import {PROVIDER_MODULES, type Provider} from '../providers/registry.js'
-import {randomClusterName} from './create/random-name.js'
+import {CLUSTER_NAME} from '../../cluster/name.js'
+import {InvalidInputError} from '../../errors.js'
+import {promptsOf, type Io} from '../../io.js'
+import {localCatalogue} from '../../providers/local/shapes.js'
+import type {CreateLocalInput} from './create-local.js'
+import {randomClusterName} from './random-name.js'
 
-export const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
+const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 
 /** What was given for a local create (flags, --config); the wizard asks for the rest. */
 export interface LocalCreateGiven {
@@ -23,21 +23,11 @@ export interface LocalCreateGiven {
   force: boolean
 }
 
-/** Where the cluster runs: the first question of the wizard (local without a terminal). */
-export async function askProvider(io: Io): Promise<Provider> {
-  const [first] = PROVIDER_MODULES
-  if (!io.interactive || io.yes) return first.name
-  return promptsOf(io).select<Provider>({
-    message: 'Where should the cluster run?',
-    choices: PROVIDER_MODULES.map((m) => ({name: `${m.name} — ${m.title}`, value: m.name})),
-  })
-}
-
-export async function resolveCreateInput(io: Io, flags: LocalCreateGiven) {
+/** A local cluster's answers: the flags (and --config) given, the wizard's answers, the defaults. */
+export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
-  const provider = 'local'
-  let name = flags.name
+  let name = given.name
   if (!name) name = ask ? await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
   if (!CLUSTER_NAME.test(name)) {
     throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
@@ -45,12 +35,12 @@ export async function resolveCreateInput(io: Io, flags: LocalCreateGiven) {
 
   let limitsText: string
   let limitsFile: string
-  if (flags.limitsFile) {
-    limitsFile = flags.limitsFile
+  if (given.limitsFile) {
+    limitsFile = given.limitsFile
     try {
-      limitsText = readFileSync(flags.limitsFile, 'utf8')
+      limitsText = readFileSync(given.limitsFile, 'utf8')
     } catch (error) {
-      throw new InvalidInputError([{where: '--limits', message: `cannot read ${flags.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
+      throw new InvalidInputError([{where: '--limits', message: `cannot read ${given.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
     }
   } else if (ask) {
     limitsFile = '(wizard)'
@@ -71,5 +61,5 @@ export async function resolveCreateInput(io: Io, flags: LocalCreateGiven) {
     limitsFile = '(default limits)'
     limitsText = DEFAULT_LOCAL_LIMITS
   }
-  return {provider, name, limitsText, limitsFile, suspendTime: flags.suspendTime, force: flags.force, resume: flags.resume}
+  return {name, limitsText, limitsFile, suspendTime: given.suspendTime, force: given.force, resume: given.resume}
 }

@@ -6,9 +6,12 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {InvalidInputError} from '../../../src/lib/errors.js'
-import type {Io} from '../../../src/lib/io.js'
-import {defaultZone, loadClusterConfig, locateProblems, nameClash, resolveCloudCreate, unusableFlags, type CloudCreateFlags} from '../../../src/lib/tasks/create-cloud-input.js'
+import {InvalidInputError} from '../../../../src/lib/errors.js'
+import type {Io} from '../../../../src/lib/io.js'
+import {defaultZone, locateProblems, nameClash, resolveCloudCreate} from '../../../../src/lib/tasks/create/cloud-wizard.js'
+import {loadClusterConfig} from '../../../../src/lib/tasks/create/config-file.js'
+import type {CreateSettings} from '../../../../src/lib/tasks/create/create-request.js'
+import {unusableFlags} from '../../../../src/lib/tasks/create/unusable-flags.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-cloud-input-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -25,8 +28,10 @@ function home(files: Record<string, string> = {}): string {
 const notes: string[] = []
 const io: Io = {log: () => {}, note: (m) => notes.push(m), json: false, interactive: false, yes: false, renderer: 'silent'}
 const dataDir = join(root, 'data')
-const resolveWith = (provider: 'aws' | 'google' | 'oracle', flags: CloudCreateFlags, h = home(), env: Record<string, string | undefined> = {}, config?: ReturnType<typeof loadClusterConfig>) =>
-  resolveCloudCreate(io, provider, flags, dataDir, config, {home: h, env})
+const resolveWith = (provider: 'aws' | 'google' | 'oracle', {providerFlags = {}, ...given}: Partial<CreateSettings>, h = home(), env: Record<string, string | undefined> = {}, config?: ReturnType<typeof loadClusterConfig>) =>
+  resolveCloudCreate(io, provider, {...given, providerFlags}, dataDir, config, {home: h, env})
+/** Settings given by flags: the common ones and the providers' own. */
+const given = (providerFlags: CreateSettings['providerFlags'], settings: Omit<CreateSettings, 'providerFlags'> = {}): CreateSettings => ({...settings, providerFlags})
 
 async function problems(p: Promise<unknown>) {
   try {
@@ -49,7 +54,7 @@ describe('resolveCloudCreate (no terminal)', () => {
 
   it('aws: --profile picks one, flags win over what the profile says', async () => {
     const h = home({'.aws/config': '[profile research]\nregion = ap-south-1\nsso_session = corp\n'})
-    const r = await resolveWith('aws', {name: 'lab', profile: 'research', region: 'us-west-2', zone: 'us-west-2c', 'mgmt-shape': 'c5.large'}, h)
+    const r = await resolveWith('aws', {name: 'lab', region: 'us-west-2', zone: 'us-west-2c', mgmtShape: 'c5.large', providerFlags: {profile: 'research'}}, h)
     expect(r.cloud).toMatchObject({region: 'us-west-2', zone: 'us-west-2c', mgmtShape: 'c5.large', profile: 'research'})
   })
 
@@ -63,7 +68,7 @@ describe('resolveCloudCreate (no terminal)', () => {
   it('google: the project is needed, from --project or the credentials; zones default to "-b" outside the default region', async () => {
     expect(await problems(resolveWith('google', {name: 'lab'}))).toEqual([{where: '--project', message: expect.stringMatching(/pass --project/)}])
     const h = home({'key.json': JSON.stringify({type: 'service_account', project_id: 'proj-from-key', client_email: 'citc@proj-from-key.iam.gserviceaccount.com'})})
-    const r = await resolveWith('google', {name: 'lab', credentials: join(h, 'key.json'), region: 'europe-west2'}, h)
+    const r = await resolveWith('google', {name: 'lab', region: 'europe-west2', providerFlags: {credentials: join(h, 'key.json')}}, h)
     expect(r.cloud).toMatchObject({project: 'proj-from-key', region: 'europe-west2', zone: 'europe-west2-b', credentialsFile: join(h, 'key.json')})
     expect(defaultZone('google', 'us-central1')).toBe('us-central1-a')
   })
@@ -137,18 +142,18 @@ describe('nameClash (google: node permissions fenced by name prefix)', () => {
 describe('unusableFlags', () => {
   const cloud = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium', credentialsFile: '/keys/sa.json'}
   it('refuses another provider\'s flags, and changed settings of a cluster that exists', () => {
-    expect(unusableFlags('aws', {project: 'p', region: 'us-east-1'})).toEqual([{where: '--project', message: 'is for google, not aws: leave it out'}])
-    expect(unusableFlags('local', {'mgmt-shape': 'x'})).toEqual([{where: '--mgmt-shape', message: 'is for cloud providers, not local: leave it out'}])
-    expect(unusableFlags('google', {tenancy: 'ocid1'})[0].message).toBe('is for oracle, not google: leave it out')
-    expect(unusableFlags('aws', {force: true, resume: false})).toEqual([{where: '--force', message: 'is for local, not aws: leave it out'}])
-    expect(unusableFlags('aws', {force: false})).toEqual([]) // a boolean flag's default is not "given"
-    expect(unusableFlags('local', {force: true}, {name: 'here'})).toEqual([])
+    expect(unusableFlags('aws', given({project: 'p'}, {region: 'us-east-1'}))).toEqual([{where: '--project', message: 'is for google, not aws: leave it out'}])
+    expect(unusableFlags('local', given({}, {mgmtShape: 'x'}))).toEqual([{where: '--mgmt-shape', message: 'is for cloud providers, not local: leave it out'}])
+    expect(unusableFlags('google', given({tenancy: 'ocid1'}))[0].message).toBe('is for oracle, not google: leave it out')
+    expect(unusableFlags('aws', given({force: true}))).toEqual([{where: '--force', message: 'is for local, not aws: leave it out'}])
+    expect(unusableFlags('aws', given({force: false}))).toEqual([]) // a boolean flag's default is not "given"
+    expect(unusableFlags('local', given({force: true}), {name: 'here'})).toEqual([])
     const existing = {name: 'lab', cloud}
-    expect(unusableFlags('aws', {region: 'us-east-1', 'mgmt-shape': 't3a.medium'}, existing)).toEqual([])
-    expect(unusableFlags('aws', {region: 'eu-west-2', 'ssh-cidr': '10.0.0.0/8'}, existing).map((p) => p.message)).toEqual([
+    expect(unusableFlags('aws', given({}, {region: 'us-east-1', mgmtShape: 't3a.medium'}), existing)).toEqual([])
+    expect(unusableFlags('aws', given({}, {region: 'eu-west-2', sshCidr: '10.0.0.0/8'}), existing).map((p) => p.message)).toEqual([
       'cluster lab exists and was created with --region us-east-1; a cluster\'s settings are fixed once made: leave --region out to continue it, or choose another --name',
       'cluster lab exists and was created with no --ssh-cidr; a cluster\'s settings are fixed once made: leave --ssh-cidr out to continue it, or choose another --name',
     ])
-    expect(unusableFlags('google', {credentials: '/keys/sa.json'}, existing)).toEqual([])
+    expect(unusableFlags('google', given({credentials: '/keys/sa.json'}), existing)).toEqual([])
   })
 })

@@ -4,13 +4,13 @@
 import {readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 
-import {clusterRegistry} from '../cluster/registry.js'
-import {HOST_KEY_FINGERPRINT, type ClusterRecord} from '../cluster/schema.js'
-import {CitcError, InvalidInputError, remoteError, usageError} from '../errors.js'
-import {type Io} from '../io.js'
-import type {Provider} from '../shapes/types.js'
-import {Controller} from '../slurm/controller.js'
-import {connectSsh, fetchHostKeyFingerprint} from '../transport/ssh/index.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import {HOST_KEY_FINGERPRINT, type ClusterRecord} from '../../cluster/schema.js'
+import {CitcError, InvalidInputError, remoteError, usageError} from '../../errors.js'
+import {type Io} from '../../io.js'
+import type {Provider} from '../../shapes/types.js'
+import {Controller} from '../../slurm/controller.js'
+import {connectSsh, fetchHostKeyFingerprint} from '../../transport/ssh/index.js'
 import {confirm} from '@inquirer/prompts'
 
 export interface ClusterAddInput {

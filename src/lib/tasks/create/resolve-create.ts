@@ -1,0 +1,125 @@
+// `citc create`'s one service: from what the command was told (a CreateRequest) to what createLocal
+// or createCloud takes. The decisions are all here: the --config file under the flags; which cluster
+// is meant (--resume without a name continues the one being created); its provider (an existing
+// cluster's own, else --provider or the file's, else the wizard's first question); the flags that
+// provider or that cluster cannot use; and a new cluster's answers (local-wizard.ts, cloud-wizard.ts).
+import {existsSync, readFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+
+import {clusterRegistry, type ClusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {InvalidInputError, usageError} from '../../errors.js'
+import {promptsOf, type Io} from '../../io.js'
+import type {DiscoveryContext} from '../../providers/cloud-inputs.js'
+import {isCloud, PROVIDER_MODULES, type CloudProvider, type Provider} from '../../providers/registry.js'
+import type {CreateCloudOptions} from './create-cloud.js'
+import {discoveryContext, resolveCloudCreate} from './cloud-wizard.js'
+import {loadClusterConfig, withConfig} from './config-file.js'
+import type {CreateLocalInput} from './create-local.js'
+import {DEFAULT_SSH_TIMEOUT_S, givenFlag, type CreateRequest} from './create-request.js'
+import {resolveLocalCreate} from './local-wizard.js'
+import {unusableFlags} from './unusable-flags.js'
+
+/** What to run: createLocal's input for a provider without a cloud part, else createCloud's options. */
+export type CreatePlan = {provider: Exclude<Provider, CloudProvider>; local: CreateLocalInput} | {provider: CloudProvider; cloud: CreateCloudOptions}
+
+export interface CreateContext {
+  dataDir: string
+  /** The citc package on this machine (createLocal's and createCloud's packageRoot). */
+  packageRoot: string
+  /** Where a new cloud cluster's credentials are looked for (default: this process's environment and home). */
+  discovery?: DiscoveryContext
+}
+
+/** Where the cluster runs: the first question of the wizard (the registry's first provider, local, without a terminal). */
+export async function askProvider(io: Io): Promise<Provider> {
+  const [first] = PROVIDER_MODULES
+  if (!io.interactive || io.yes) return first.name
+  return promptsOf(io).select<Provider>({
+    message: 'Where should the cluster run?',
+    choices: PROVIDER_MODULES.map((m) => ({name: `${m.name} — ${m.title}`, value: m.name})),
+  })
+}
+
+export async function resolveCreate(io: Io, request: CreateRequest, context: CreateContext): Promise<CreatePlan> {
+  const config = request.configFile ? loadClusterConfig(request.configFile) : undefined
+  const given = withConfig(request, config)
+  const registry = clusterRegistry(context.dataDir)
+  const {name, existing} = clusterMeant(registry, given.name ?? request.currentCluster, request.resume)
+
+  // The cluster to continue decides the provider.
+  const wanted = request.provider ?? config?.values.provider
+  if (existing && wanted && wanted !== existing.provider) {
+    throw usageError(`cluster ${name} exists and is a ${existing.provider} cluster, not ${wanted}`, 'choose another --name, or leave --provider out to continue it')
+  }
+  const provider = existing?.provider ?? wanted ?? (await askProvider(io))
+  // A flag or --config key this provider (or this existing cluster) would ignore is refused, where it was given.
+  const unusable = unusableFlags(provider, given, existing).map((p) => {
+    const key = p.where.replace(/^--/, '')
+    return givenFlag(request, key) === undefined && config ? {...p, where: config.yaml.where([key]), path: key} : p
+  })
+  if (unusable.length > 0) throw new InvalidInputError(unusable)
+
+  if (!isCloud(provider)) {
+    if (request.planOnly) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
+    const {sshPort, citcPrefix, playbook} = request.standIn
+    if (sshPort || citcPrefix || playbook) throw usageError('--mgmt-ssh-port, --mgmt-prefix and --mgmt-playbook are for cloud providers')
+    const input = await resolveLocalCreate(io, {
+      name,
+      // A local cluster that exists keeps the limits it was made with, unless this run gives some.
+      limitsFile: given.limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
+      suspendTime: given.suspendTime,
+      resume: request.resume,
+      force: given.providerFlags.force === true,
+    })
+    return {provider, local: {...input, packageRoot: context.packageRoot}}
+  }
+
+  const common = {
+    resume: request.resume,
+    planOnly: request.planOnly,
+    sshTimeoutS: given.sshTimeoutS ?? DEFAULT_SSH_TIMEOUT_S,
+    packageRoot: context.packageRoot,
+    suspendTime: given.suspendTime,
+    standIn: {...request.standIn, playbook: request.standIn.playbook && resolve(request.standIn.playbook)},
+  }
+  if (existing) {
+    const limits = given.limitsFile ? {file: given.limitsFile, text: readLimits(given.limitsFile)} : undefined
+    return {provider, cloud: {...common, name: existing.name, limits}}
+  }
+  const resolved = await resolveCloudCreate(io, provider, {...request, name}, context.dataDir, config, context.discovery ?? discoveryContext())
+  return {provider, cloud: {...common, name: resolved.name, resolved}}
+}
+
+/**
+ * The cluster this create is about: the one named, else with --resume the only one being created
+ * (or the only one there is). --resume with no such cluster is refused.
+ */
+function clusterMeant(registry: ClusterRegistry, named: string | undefined, resume: boolean): {name?: string; existing?: ClusterRecord} {
+  let name = named
+  // A cluster whose cluster.yaml cannot be read is not one to continue: left out.
+  const known = registry.scan().flatMap((e) => (e.record ? [e.record] : []))
+  if (!name && resume) {
+    const creating = known.filter((r) => r.phase === 'creating')
+    name = creating.length === 1 ? creating[0].name : known.length === 1 ? known[0].name : undefined
+  }
+  const existing = name ? known.find((r) => r.name === name) : undefined
+  if (resume && !existing) {
+    throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
+  }
+  return {name, existing}
+}
+
+function readLimits(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new InvalidInputError([{where: '--limits', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
+  }
+}
+
+/** The limits a local cluster was made with (kept in its state dir), if any. */
+function storedLimits(dir: string): string | undefined {
+  const file = join(dir, 'limits.yaml')
+  return existsSync(file) ? file : undefined
+}
