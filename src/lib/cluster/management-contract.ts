@@ -71,14 +71,14 @@ function managementContractSchema(): z.ZodType<ManagementContract> {
  * made from Terraform's outputs (as cluster.yaml keeps them) and checked against the schema here, so a
  * missing output fails the create, not the first node start.
  */
-export function nodeDriverVars(provider: ManagementProvider, outputs: TerraformOutputValues): Record<string, unknown> {
+export function nodeDriverVars(provider: ManagementProvider, outputs: TerraformOutputValues, cluster = '<cluster>'): Record<string, unknown> {
   // local: no Terraform, and the driver's defaults (its section holds overrides only).
   const {fromOutputs} = providerModule(provider).nodeConfig
   if (!fromOutputs) return {}
   const r = sectionSchema(provider).safeParse(fromOutputs(outputs))
   if (!r.success) {
     throw new CitcError('invalidInput', `the Terraform outputs of this ${provider} cluster do not give its node driver what it needs: ${issueList(r.error, 'driver')}`, {
-      hint: 'the outputs are in cluster.yaml (terraform.outputs); re-run `citc create --name <cluster>` to read them again after an apply',
+      hint: `the outputs are in cluster.yaml (terraform.outputs); re-run \`citc create --name ${cluster}\` to read them again after an apply`,
       details: {fields: r.error.issues.map((i) => ['driver', ...i.path].join('.'))},
     })
   }
@@ -139,6 +139,14 @@ export function parseManagementContract(text: string, file: string, where = 'thi
         name,
         `run the citc version that set up the cluster${name ? ` ${name}` : ''} (on the management node and on your workstation), or ${rerun(name)} with this one`,
       )
+    }
+    // The layout before versions (citc 0.1): the same fields, a local cluster's driver overrides
+    // under "local". A local cluster's node programs run the installed citc itself, so an upgrade
+    // must not stop its power saving until create is re-run.
+    if (version === undefined) {
+      const {local, ...rest} = doc
+      const r = managementContractSchema().safeParse({...rest, version: MANAGEMENT_CONTRACT_VERSION, driver: local ?? {}})
+      if (r.success) return r.data
     }
     const was = version === undefined ? 'it has no "version"' : `version ${JSON.stringify(version)}`
     throw new ManagementContractError(

@@ -155,11 +155,19 @@ export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow
           cleanup: (fn) => cleanups.push(fn),
           steps: (steps, ctx) => guard(() => taskList(steps.map((s) => listrTask(s, context, ctx)), spec.renderer, ctx).run()),
         }
+        let result: R
         try {
-          return await body(wf)
-        } finally {
-          for (const fn of cleanups.reverse()) await fn()
+          result = await body(wf)
+        } catch (error) {
+          // Every clean-up runs; the run's own error is the one that counts.
+          for (const fn of cleanups.reverse()) await Promise.resolve().then(fn).catch(() => {})
+          throw error
         }
+        // After a success, every clean-up still runs; the first that failed is the error.
+        let firstFailure: unknown
+        for (const fn of cleanups.reverse()) await Promise.resolve().then(fn).catch((e) => (firstFailure ??= e))
+        if (firstFailure !== undefined) throw firstFailure
+        return result
       }),
     spec.lock ?? {},
   )

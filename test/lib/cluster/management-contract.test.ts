@@ -68,9 +68,15 @@ describe('parseManagementContract', () => {
     expect(parseManagementContract(JSON.stringify({...local, extra: 1}), FILE)).toEqual(local)
   })
 
-  it('a file without a version (an older citc): names the file, the field and the way out', () => {
-    const {version: _, ...old} = local
-    const e = failure({...old, local: {runDir: '/run/x'}})
+  it('reads the layout before versions (citc 0.1: a local cluster keeps running after an upgrade)', () => {
+    const {version: _, driver: __, ...old} = local
+    expect(parseManagementContract(JSON.stringify({...old, local: {runDir: '/run/x'}}), FILE)).toEqual({...local, driver: {runDir: '/run/x'}})
+    expect(parseManagementContract(JSON.stringify(old), FILE)).toEqual(local)
+  })
+
+  it('a file without a version that is not that layout (an older citc): names the file, the field and the way out', () => {
+    const {version: _, driver: __, ...old} = aws
+    const e = failure(old)
     expect(e.message).toBe(`${FILE} on root@mgmt was written by an older citc (it has no "version"; this citc reads version ${MANAGEMENT_CONTRACT_VERSION})`)
     expect(e.fields).toEqual(['version'])
     expect(e.clusterName).toBe('demo')

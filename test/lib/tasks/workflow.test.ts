@@ -119,6 +119,29 @@ describe('clusterWorkflow', () => {
     expect(plain).toBeInstanceOf(TypeError)
   })
 
+  it('a clean-up that throws neither skips the others nor hides the run’s own error', async () => {
+    const order: string[] = []
+    const failing = clusterWorkflow(spec(), async (wf) => {
+      wf.cleanup(() => order.push('first added'))
+      wf.cleanup(() => {
+        throw new Error('clean-up broke')
+      })
+      throw new CitcError('remote', 'the run failed')
+    })
+    await expect(failing).rejects.toThrow('the run failed')
+    expect(order).toEqual(['first added'])
+    const succeeding = clusterWorkflow(spec(), async (wf) => {
+      wf.cleanup(() => {
+        throw new Error('clean-up broke')
+      })
+      wf.cleanup(() => order.push('after a success'))
+      return 'done'
+    })
+    await expect(succeeding).rejects.toThrow('clean-up broke')
+    expect(order).toEqual(['first added', 'after a success'])
+    expect(lockHolder(dir)).toBeUndefined()
+  })
+
   it('Ctrl-C aborts the signal; the step that stops on it ends as a cancellation (exit 130), re-wrapped', async () => {
     let interrupted: boolean | undefined
     const waitForAbort: Step<Ctx> = {

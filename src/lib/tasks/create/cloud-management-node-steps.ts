@@ -133,6 +133,6 @@ function cloudPlaybookVars(record: ClusterRecord) {
     shared_fs_type: outputs.shared_fs_type,
     shared_fs_mount_options: outputs.shared_fs_mount_options,
     // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
-    citc_node_driver: nodeDriverVars(record.provider, outputs),
+    citc_node_driver: nodeDriverVars(record.provider, outputs, record.name),
   }
 }
