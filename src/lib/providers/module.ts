@@ -174,3 +174,6 @@ export function lazySweeper(tool: string, load: () => Promise<CloudSweeper>): Cl
     delete: async (resource) => (await sweeper()).delete(resource),
   }
 }
+
+/** A node driver or image builder a provider does not have yet (the cloud ones: their own issues). */
+export const notBuiltYet = async (): Promise<undefined> => undefined

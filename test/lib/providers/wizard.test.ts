@@ -1,9 +1,7 @@
 // The create wizard's logic with scripted answers (Io's prompts), no pseudo-terminal: which questions
 // are asked, in which order, with which defaults, and what the answers become. test/cli/wizard.test.ts
 // drives the real prompts on a pty end to end.
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {confirmByTyping, confirmOrRefuse} from '../../../src/lib/io.js'
@@ -12,19 +10,11 @@ import {resolveCloudCreate} from '../../../src/lib/tasks/create/cloud-wizard.js'
 import {resolveLocalCreate} from '../../../src/lib/tasks/create/local-wizard.js'
 import {askProvider} from '../../../src/lib/tasks/create/resolve-create.js'
 import {scriptedIo, scriptedPrompts} from './scripted-prompts.js'
+import {fakeHomes} from '../../helpers/fake-home.js'
 
-const root = mkdtempSync(join(tmpdir(), 'citc-wizard-'))
-afterAll(() => rmSync(root, {recursive: true, force: true}))
-let n = 0
-function home(files: Record<string, string> = {}): string {
-  const h = join(root, `home-${++n}`)
-  mkdirSync(h, {recursive: true})
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(h, p)), {recursive: true})
-    writeFileSync(join(h, p), text)
-  }
-  return h
-}
+const homes = fakeHomes('citc-wizard-')
+const {home, root} = homes
+afterAll(() => homes.remove())
 const dataDir = join(root, 'data')
 
 describe('the first question: where the cluster runs', () => {

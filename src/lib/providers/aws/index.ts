@@ -1,7 +1,7 @@
 // AWS: everything citc knows about Amazon Web Services (templates/terraform/aws holds the Terraform).
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import {lazySweeper, type CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule, notBuiltYet} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 
@@ -31,12 +31,8 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
   },
   availabilityDomains: false,
   nodeConfig: awsNodeConfig,
-  async nodeDriver() {
-    return undefined // the next issue
-  },
-  async imageBuilder() {
-    return undefined // the next issue
-  },
+  nodeDriver: notBuiltYet,
+  imageBuilder: notBuiltYet,
 
   cloud: {
     defaults: AWS_DEFAULTS,

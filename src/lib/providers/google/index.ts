@@ -4,7 +4,7 @@ import {isAbsolute, join} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import {lazySweeper, type CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule, notBuiltYet} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
 
@@ -41,12 +41,8 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
   },
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
-  async nodeDriver() {
-    return undefined // the next issue
-  },
-  async imageBuilder() {
-    return undefined // the next issue
-  },
+  nodeDriver: notBuiltYet,
+  imageBuilder: notBuiltYet,
 
   cloud: {
     defaults: GOOGLE_DEFAULTS,

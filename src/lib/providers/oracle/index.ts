@@ -4,7 +4,7 @@ import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
-import {lazySweeper, type CloudModule} from '../module.js'
+import {lazySweeper, type CloudModule, notBuiltYet} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
 
@@ -53,12 +53,8 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   },
   availabilityDomains: true,
   nodeConfig: oracleNodeConfig,
-  async nodeDriver() {
-    return undefined // the next issue
-  },
-  async imageBuilder() {
-    return undefined // the next issue
-  },
+  nodeDriver: notBuiltYet,
+  imageBuilder: notBuiltYet,
 
   cloud: {
     defaults: ORACLE_DEFAULTS,

@@ -1,9 +1,8 @@
 // The answers of `citc create` for clouds without a terminal: flags, a --config file (validated at
 // file:line:col), credentials discovered in a home directory of the test's own, defaults, and the
 // errors that name the flag to pass.
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {dirname, join} from 'node:path'
+import {mkdirSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {InvalidInputError} from '../../../../src/lib/errors.js'
@@ -12,19 +11,11 @@ import {defaultZone, locateProblems, nameClash, resolveCloudCreate} from '../../
 import {loadClusterConfig} from '../../../../src/lib/tasks/create/config-file.js'
 import type {CreateSettings} from '../../../../src/lib/tasks/create/create-request.js'
 import {unusableFlags} from '../../../../src/lib/tasks/create/unusable-flags.js'
+import {fakeHomes} from '../../../helpers/fake-home.js'
 
-const root = mkdtempSync(join(tmpdir(), 'citc-cloud-input-'))
-afterAll(() => rmSync(root, {recursive: true, force: true}))
-let n = 0
-function home(files: Record<string, string> = {}): string {
-  const h = join(root, `home-${++n}`)
-  mkdirSync(h, {recursive: true})
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(h, p)), {recursive: true})
-    writeFileSync(join(h, p), text)
-  }
-  return h
-}
+const homes = fakeHomes('citc-cloud-input-')
+const {home, root} = homes
+afterAll(() => homes.remove())
 const notes: string[] = []
 const io: Io = {log: () => {}, note: (m) => notes.push(m), json: false, interactive: false, yes: false, renderer: 'silent'}
 const dataDir = join(root, 'data')
