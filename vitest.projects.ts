@@ -26,7 +26,7 @@ export const INTEGRATION = [
   'test/lib/tasks/add-user.test.ts',
   'test/lib/users/directory.test.ts',
   // sshd of the test's own.
-  'test/lib/tasks/mgmt-setup.test.ts',
+  'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
   'test/lib/transport/ssh.test.ts',
   // ansible-playbook.

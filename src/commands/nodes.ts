@@ -17,6 +17,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
     }
     this.log(nodeTable(doc.nodes))
     if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j)).join('\n')}`)
-    return {cluster: doc.cluster, nodes: doc.nodes, waitingJobs: doc.waitingJobs}
+    if (doc.waitingJobsError) this.log(`\n(jobs waiting for nodes not shown: ${doc.waitingJobsError})`)
+    return {cluster: doc.cluster, nodes: doc.nodes, waitingJobs: doc.waitingJobs, ...(doc.waitingJobsError ? {waitingJobsError: doc.waitingJobsError} : {})}
   }
 }

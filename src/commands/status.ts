@@ -16,6 +16,7 @@ export default class Status extends BaseCommand<typeof Status> {
     this.log(`Nodes: ${doc.nodes.length} (${s.up} up, ${s['powering-up']} starting, ${s['powering-down']} stopping, ${s.down} powered down)\n`)
     this.log(nodeTable(doc.nodes))
     if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j)).join('\n')}`)
+    if (doc.waitingJobsError) this.log(`\n(jobs waiting for nodes not shown: ${doc.waitingJobsError})`)
     return doc
   }
 }

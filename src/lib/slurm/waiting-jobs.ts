@@ -17,7 +17,7 @@ export interface WaitingJob {
   total: number
   /** Nodes still powering up or powered down (failed ones not counted). */
   poweringUp: number
-  /** Nodes that failed to start (DOWN, or with a citc reason), with the reason Slurm holds. */
+  /** Nodes that failed to start (DOWN, DRAIN, FAIL, or with a citc reason), with the reason Slurm holds. */
   failed: Array<{name: string; reason?: string}>
 }
 
@@ -38,7 +38,8 @@ export function parseWaitingJobs(squeue: string, controllerNow: number, nodes: N
       names = []
     }
     const states = names.map((name) => ({name, node: byName.get(name)}))
-    const failed = states.filter((s) => s.node?.state.includes('DOWN') || s.node?.reason?.startsWith('citc:'))
+    // As citc's PrologSlurmctld sees it: DOWN, DRAIN or FAIL, or a reason citc gave.
+    const failed = states.filter((s) => s.node?.state.some((f) => ['DOWN', 'DRAIN', 'FAIL'].includes(f)) || s.node?.reason?.startsWith('citc:'))
     const coming = states.filter((s) => !failed.includes(s) && s.node?.state.some((f) => f === 'POWERING_UP' || f === 'POWERED_DOWN'))
     const startS = /^\d+$/.test(start) ? Number(start) : controllerNow
     jobs.push({
@@ -58,7 +59,12 @@ export function parseWaitingJobs(squeue: string, controllerNow: number, nodes: N
 /** One line for people: "job 12 (alice) waits for its nodes: 1 of 2 node(s) powering up, since 11:32:05 UTC (8 s)". */
 export function describeWaitingJob(job: WaitingJob): string {
   const clock = job.since.slice(11, 19)
-  const what = job.poweringUp > 0 ? `${job.poweringUp} of ${job.total} node(s) powering up` : `all ${job.total} node(s) up, the job starts in a moment`
+  const what =
+    job.poweringUp > 0
+      ? `${job.poweringUp} of ${job.total} node(s) powering up`
+      : job.failed.length > 0
+        ? 'no node powering up, Slurm requeues the job'
+        : `all ${job.total} node(s) up, the job starts in a moment`
   // Failed nodes grouped by reason, their names compressed: a job may hold hundreds.
   const byReason = new Map<string, string[]>()
   for (const f of job.failed) byReason.set(f.reason ?? '', [...(byReason.get(f.reason ?? '') ?? []), f.name])

@@ -6,14 +6,16 @@
 //   1 render   keys (admin + the management node's ed25519 host key, pinned in cluster.yaml before any
 //              connection) and the Terraform working dir in the cluster's state dir
 //   2 plan     terraform init, plan -out, a summary of the plan, a confirmation (--yes);
-//              --plan-only stops here                                      (cloud-terraform-steps.ts)
+//              --plan-only stops here
 //   3 apply    terraform apply of exactly that plan, the resource being created as task output
 //   4 outputs  terraform output -json → cluster.yaml; wait for SSH (bounded backoff, host key pinned)
 //   5 setup    Node.js/ansible-core (apt), citc itself (its bundle with node_modules built here →
 //              upload → unpacked with no network), then management.yml run on the node
 //              (ansible-playbook there, over SSH); every wait on the node's network is bounded
-//                                                                    (cloud-management-node-steps.ts)
-//   6 finish   slurm.conf from the limits, if any were given (management-steps.ts, as local create)
+//   6 finish   slurm.conf from the limits, if any were given
+// Where: render, init, plan, apply and outputs in cloud-terraform-steps.ts; SSH, tools and citc's
+// install in cloud-management-node-steps.ts; the playbook and finish steps in management-steps.ts
+// (shared with local create); registering the cluster in register-cloud-cluster.ts.
 //
 // The journal records "apply-started" before Terraform may create anything, and keeps it across a
 // plain re-run's reset: destroy trusts its absence to forget a cluster without Terraform.

@@ -32,6 +32,8 @@ export interface StatusDocument {
   summary: Record<NodeRow['power'], number>
   /** Jobs that hold nodes still coming up (CONFIGURING): why and since when. Empty when the controller cannot be asked. */
   waitingJobs: WaitingJob[]
+  /** Why the waiting jobs could not be asked for (squeue failed), when it failed. */
+  waitingJobsError?: string
   /** Cloud clusters made by citc create: "creating" until create finished. */
   phase?: 'creating' | 'ready'
   /** Cloud clusters: region, zone and the Terraform outputs kept in cluster.yaml. */
@@ -101,12 +103,12 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
     const controller = new Controller(transport, {confPath: record.slurm.confPath})
     let up: boolean
     let nodes: NodeRow[]
-    let waitingJobs: WaitingJob[]
+    let waiting: {waitingJobs: WaitingJob[]; waitingJobsError?: string}
     try {
       up = await controller.ping()
       const states = up ? await controller.nodes() : []
       nodes = states.map(toRow)
-      waitingJobs = up ? await waitingJobsOf(controller, states) : []
+      waiting = up ? await waitingJobsOf(controller, states) : {waitingJobs: []}
     } catch (error) {
       if (!record.cloud) throw error
       // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
@@ -120,20 +122,20 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       controller: {up, confPath: record.slurm.confPath},
       nodes,
       summary,
-      waitingJobs,
+      ...waiting,
     }
   } finally {
     await transport.close()
   }
 }
 
-/** Jobs waiting for their nodes; an squeue that fails costs this explanation only, not the status. */
-async function waitingJobsOf(controller: Controller, states: NodeState[]): Promise<WaitingJob[]> {
+/** Jobs waiting for their nodes; an squeue that fails costs this explanation only (said, not hidden), not the status. */
+async function waitingJobsOf(controller: Controller, states: NodeState[]): Promise<{waitingJobs: WaitingJob[]; waitingJobsError?: string}> {
   try {
     const {now, lines} = await controller.configuringJobs()
-    return parseWaitingJobs(lines, now, states)
-  } catch {
-    return []
+    return {waitingJobs: parseWaitingJobs(lines, now, states)}
+  } catch (error) {
+    return {waitingJobs: [], waitingJobsError: (error instanceof Error ? error.message : String(error)).split('\n')[0]}
   }
 }
 

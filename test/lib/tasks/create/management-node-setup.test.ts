@@ -3,21 +3,22 @@
 // bounded waits, and citc's bundle: built here from ./node_modules, unpacked by the install script on
 // "a node" (this machine, as root would) where npm is never called, its native parts loading or falling back.
 import {spawnSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {CitcError} from '../../../src/lib/errors.js'
-import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../src/lib/tasks/create/management-node-setup.js'
-import {bundleCitc, productionPackages} from '../../../src/lib/tools/bundle.js'
-import {localTransport} from '../../../src/lib/transport/local.js'
-import type {Transport} from '../../../src/lib/transport/types.js'
-import {ROOT} from '../../helpers/cli.js'
-import {generateEd25519KeyPair} from '../../../src/lib/transport/ssh/index.js'
-import {freePort} from '../../helpers/slurm.js'
-import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
-import {sleep} from '../../../src/lib/proc.js'
+import {CitcError} from '../../../../src/lib/errors.js'
+import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../../src/lib/tasks/create/management-node-setup.js'
+import {bundleCitc, productionPackages} from '../../../../src/lib/tools/bundle.js'
+import {localTransport} from '../../../../src/lib/transport/local.js'
+import type {Transport} from '../../../../src/lib/transport/types.js'
+import {ROOT} from '../../../helpers/cli.js'
+import {generateEd25519KeyPair} from '../../../../src/lib/transport/ssh/index.js'
+import {freePort} from '../../../helpers/slurm.js'
+import {startSshd, type SshdSandbox} from '../../../helpers/sshd.js'
+import {sleep} from '../../../../src/lib/proc.js'
 
 const servers: SshdSandbox[] = []
 afterAll(async () => {
@@ -95,7 +96,7 @@ describe('installTools', () => {
   })
 })
 
-const work = mkdtempSync(join(tmpdir(), 'citc-mgmt-setup-'))
+const work = mkdtempSync(join(tmpdir(), 'citc-mgmt-node-setup-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
 
 /** This machine as a management node whose PATH starts with `bin` (stand-ins for cloud-init or npm). */
@@ -165,6 +166,20 @@ describe("citc's bundle: the package with its production node_modules, installed
     await installPackage(node, {prefix, tarball: bundle.file, sha256: bundle.sha256})
     expect(readdirSync(join(prefix, 'lib', 'node_modules'))).toEqual(['citc'])
   }, 120_000)
+
+  it('a bundle that does not run leaves the install that was there (a live cluster’s node programs exec it)', async () => {
+    const broken = join(work, 'broken')
+    mkdirSync(join(broken, 'package', 'bin'), {recursive: true})
+    writeFileSync(join(broken, 'package', 'bin', 'run.js'), 'process.exit(3)\n')
+    const tgz = join(work, 'broken.tgz')
+    expect(spawnSync('tar', ['-czf', tgz, '-C', broken, 'package']).status).toBe(0)
+    const sha256 = createHash('sha256').update(readFileSync(tgz)).digest('hex')
+    const e = (await installPackage(nodeWithPath(noNpm), {prefix, tarball: tgz, sha256}).catch((x: unknown) => x)) as CitcError
+    expect(e).toBeInstanceOf(CitcError)
+    expect(e.message).toMatch(/installing citc on the management node \(unpacking its bundle\) failed/)
+    expect(spawnSync(process.execPath, [join(prefix, 'bin', 'citc'), '--version'], {encoding: 'utf8', cwd: '/'}).stdout).toMatch(/^citc\/0\.1\.0 /)
+    expect(await installedPackage(localTransport(), prefix, bundle.sha256)).toBe(true)
+  }, 60_000)
 
   it('refuses an upload that is not the bundle it was told (sha256), installing nothing', async () => {
     const other = join(work, 'other-prefix')
