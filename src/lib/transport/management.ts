@@ -34,16 +34,19 @@ export interface ManagementOptions {
 export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
   if (record.provider === 'local') return localTransport()
   assertReachable(record)
-  const ssh = await connectSsh({
+  const ssh = await connectSsh({...sshTargetOf(record), readyTimeoutMs: opts.readyTimeoutMs ?? 20_000, signal: opts.signal})
+  return opts.asRoot ? asRootOn(record, ssh) : ssh
+}
+
+/** Where and as whom to reach the management node, with its pinned host key (cluster.yaml's mgmt). */
+export function sshTargetOf(record: ClusterRecord) {
+  return {
     host: record.mgmt.host,
     port: record.mgmt.port,
     user: record.mgmt.user,
     privateKey: record.mgmt.keyPath!,
     hostKeyFingerprint: record.mgmt.hostKeyFingerprint!,
-    readyTimeoutMs: opts.readyTimeoutMs ?? 20_000,
-    signal: opts.signal,
-  })
-  return opts.asRoot ? asRootOn(record, ssh) : ssh
+  }
 }
 
 /** Root on the management node over this login: through sudo when the login user is not root. */

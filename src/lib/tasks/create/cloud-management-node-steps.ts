@@ -9,7 +9,7 @@ import {nodeDriverVars} from '../../cluster/management-contract.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {bundleCitc} from '../../tools/bundle.js'
 import {withLog} from '../../transport/logged.js'
-import {asRootOn, writeKnownHosts} from '../../transport/management.js'
+import {asRootOn, sshTargetOf, writeKnownHosts} from '../../transport/management.js'
 import type {SshTransport} from '../../transport/ssh/index.js'
 import type {Step} from '../workflow.js'
 import {type CloudCreateContext, connected, type ManagementNodeSession} from './cloud-create-context.js'
@@ -25,11 +25,7 @@ export const connectToNode: Step<CloudCreateContext> = {
     const r = ctx.record()
     task.title = `Wait for SSH on ${r.mgmt.host}:${r.mgmt.port} (host key ${r.mgmt.hostKeyFingerprint} pinned)`
     const ssh = await waitForSsh({
-      host: r.mgmt.host,
-      port: r.mgmt.port,
-      user: r.mgmt.user,
-      privateKey: r.mgmt.keyPath!,
-      hostKeyFingerprint: r.mgmt.hostKeyFingerprint!,
+      ...sshTargetOf(r),
       timeoutMs: ctx.opts.sshTimeoutS * 1000,
       signal: ctx.signal,
       report: (m) => (task.output = m),
