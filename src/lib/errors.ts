@@ -133,6 +133,6 @@ export const cancelled = (message = 'cancelled') => new CitcError('cancelled', m
  */
 export function withRetry(error: CitcError, retry: string): string {
   const {fix, log} = error.hintParts
-  const own = [fix, log ? `(full output: ${log})` : ''].filter(Boolean).join(' ')
+  const own = hintText({fix, log})
   return own ? `${own}; then ${retry}` : retry
 }

@@ -88,7 +88,8 @@ export class Controller {
    * times as epoch seconds, and the controller's clock in the same call.
    */
   async configuringJobs(): Promise<{now: number; lines: string}> {
-    const squeue = ['env', `SLURM_CONF=${this.opts.confPath}`, 'SLURM_TIME_FORMAT=%s', 'squeue', '-h', '-t', 'CONFIGURING', '-o', CONFIGURING_JOBS_FORMAT]
+    const [env, conf, ...squeueArgv] = this.slurmArgv('squeue', ['-h', '-t', 'CONFIGURING', '-o', CONFIGURING_JOBS_FORMAT])
+    const squeue = [env, conf, 'SLURM_TIME_FORMAT=%s', ...squeueArgv]
     const argv = ['sh', '-c', 'date +%s && exec "$@"', 'sh', ...squeue]
     const r = await this.transport.run(argv, {timeoutMs: 30_000})
     if (r.exitCode !== 0) throw remoteError(`squeue failed: ${(r.stderr || r.stdout).trim()}`)

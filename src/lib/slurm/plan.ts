@@ -5,7 +5,7 @@ import {createTwoFilesPatch} from 'diff'
 import {parseConfLines} from './conf-parse.js'
 import {compressHostlist, expandHostlist} from './hostlist.js'
 import {featureValue} from './nodes.js'
-import {CHAINED_PROLOG_PREFIX, extractManagedBlock} from './render.js'
+import {CHAINED_PROLOG_PREFIX, extractManagedBlock, outsideManagedBlock} from './render.js'
 
 export interface ShapeChange {
   shape: string
@@ -83,8 +83,10 @@ export function planFinish(input: {
   newGres: string
   confPath: string
 }): FinishPlan {
-  const before = readBlock(input.currentConf ? extractManagedBlock(input.currentConf) : undefined)
-  const after = readBlock(extractManagedBlock(input.newConf))
+  const blockBefore = input.currentConf ? extractManagedBlock(input.currentConf) : undefined
+  const blockAfter = extractManagedBlock(input.newConf)
+  const before = readBlock(blockBefore)
+  const after = readBlock(blockAfter)
 
   // Node counts per shape/AD.
   const counts = new Map<string, ShapeChange>()
@@ -143,14 +145,14 @@ export function planFinish(input: {
   // The site's PrologSlurmctld that citc's runs: a comment line to Slurm, a setting to the admin.
   const chained = (block: string | undefined) =>
     (block ?? '').split('\n').find((l) => l.startsWith(CHAINED_PROLOG_PREFIX))?.slice(CHAINED_PROLOG_PREFIX.length)
-  const chainedBefore = chained(input.currentConf ? extractManagedBlock(input.currentConf) : undefined)
-  const chainedAfter = chained(extractManagedBlock(input.newConf))
+  const chainedBefore = chained(blockBefore)
+  const chainedAfter = chained(blockAfter)
   if (chainedBefore !== chainedAfter) settings.push({key: 'PrologSlurmctld (site program citc runs)', before: chainedBefore, after: chainedAfter})
   // slurmctld reads PrologSlurmctld only when it starts (prep/script's init), not on reconfigure.
   const prologChanged = settings.some((c) => c.key.toLowerCase() === 'prologslurmctld')
 
-  const outsideBefore = outsideBlock(input.currentConf ?? '')
-  const outsideAfter = outsideBlock(input.newConf)
+  const outsideBefore = outsideManagedBlock(input.currentConf ?? '')
+  const outsideAfter = outsideManagedBlock(input.newConf)
   const outsideBlockChanged = input.currentConf !== undefined && outsideBefore !== outsideAfter
   const gresChanged = (input.currentGres ?? '') !== input.newGres
   const changed = input.currentConf !== input.newConf || gresChanged
@@ -186,11 +188,6 @@ export function planFinish(input: {
 }
 
 export const gresPath = (confPath: string) => confPath.replace(/[^/]*$/, 'gres.conf')
-
-function outsideBlock(conf: string): string {
-  const block = extractManagedBlock(conf)
-  return block ? conf.replace(block, '') : conf
-}
 
 /** The plan as lines a person reads (the semantic part; the unified diff is shown separately). */
 export function describePlan(plan: FinishPlan): string[] {

@@ -233,10 +233,8 @@ export function mergeSlurmConf(existing: string, block: string): string {
  */
 export function sitePrologSlurmctld(conf: string | undefined, programsDir: string): string | undefined {
   if (!conf) return undefined
-  const block = extractManagedBlock(conf)
-  const outside = block ? conf.replace(block, '') : conf
   const found: string[] = []
-  for (const raw of outside.split('\n')) {
+  for (const raw of outsideManagedBlock(conf).split('\n')) {
     const line = raw.startsWith(DISPLACED_PREFIX) ? raw.slice(DISPLACED_PREFIX.length) : raw
     // Slurm's own reading: quotes removed (PrologSlurmctld="/etc/slurm/x.sh").
     const value = parseConfLine(line).find(([k]) => k.toLowerCase() === 'prologslurmctld')?.[1]
@@ -260,6 +258,12 @@ export function chainedPrologs(value: string, programsDir: string): string | und
     .map((p) => (p.startsWith('/') ? posix.normalize(p) : p))
     .filter((p) => p !== ours)
   return programs.length > 0 ? programs.join(',') : undefined
+}
+
+/** A slurm.conf without its managed block: the part that is the admin's. */
+export function outsideManagedBlock(conf: string): string {
+  const block = extractManagedBlock(conf)
+  return block ? conf.replace(block, '') : conf
 }
 
 /** The managed block of a slurm.conf, or undefined if it has none. */

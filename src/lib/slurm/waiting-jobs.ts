@@ -17,7 +17,7 @@ export interface WaitingJob {
   total: number
   /** Nodes still powering up or powered down (failed ones not counted). */
   poweringUp: number
-  /** Nodes that failed to start (DOWN, DRAIN, FAIL, or with a citc reason), with the reason Slurm holds. */
+  /** Nodes that failed to start (DOWN or FAIL, or draining), with the reason Slurm holds. */
   failed: Array<{name: string; reason?: string}>
 }
 
@@ -38,9 +38,9 @@ export function parseWaitingJobs(squeue: string, controllerNow: number, nodes: N
       names = []
     }
     const states = names.map((name) => ({name, node: byName.get(name)}))
-    // As citc's PrologSlurmctld sees it: DOWN, DRAIN or FAIL, or a reason citc gave.
-    const failed = states.filter((s) => s.node?.state.some((f) => ['DOWN', 'DRAIN', 'FAIL'].includes(f)) || s.node?.reason?.startsWith('citc:'))
-    const coming = states.filter((s) => !failed.includes(s) && s.node?.state.some((f) => f === 'POWERING_UP' || f === 'POWERED_DOWN'))
+    // The rule citc's PrologSlurmctld stops waiting by: base state DOWN or FAIL, or a DRAIN/FAIL flag.
+    const failed = new Set(states.filter(({node}) => node && (['DOWN', 'FAIL'].includes(node.state[0]) || node.state.slice(1).some((f) => f === 'DRAIN' || f === 'FAIL'))))
+    const coming = states.filter((s) => !failed.has(s) && s.node?.state.some((f) => f === 'POWERING_UP' || f === 'POWERED_DOWN'))
     const startS = /^\d+$/.test(start) ? Number(start) : controllerNow
     jobs.push({
       id,
@@ -50,7 +50,7 @@ export function parseWaitingJobs(squeue: string, controllerNow: number, nodes: N
       nodes: hostlist,
       total: names.length,
       poweringUp: coming.length,
-      failed: failed.map((s) => ({name: s.name, ...(s.node?.reason ? {reason: s.node.reason} : {})})),
+      failed: [...failed].map((s) => ({name: s.name, ...(s.node?.reason ? {reason: s.node.reason} : {})})),
     })
   }
   return jobs
