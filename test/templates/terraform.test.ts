@@ -21,13 +21,13 @@ import {
   COMMON_VARIABLES,
   TEMPLATES_DIR,
   TFVARS_FILE,
-  cloudProvider,
   renderTerraformDir,
   tfvarsFor,
   type CloudInputs,
   type CloudProvider,
 } from '../../src/lib/providers/cloud.js'
 import {evaluateValue, loadModule, mentions, parseFile, renderTemplate, templateVariables, type Resource, type TfModule} from './hcl.js'
+import {cloudModule} from '../../src/lib/providers/registry.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-tf-templates-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
@@ -116,7 +116,7 @@ describe('the HCL parser', () => {
 })
 
 describe.each(CLOUD_PROVIDERS)('templates/terraform/%s', (provider) => {
-  const spec = cloudProvider(provider)
+  const spec = cloudModule(provider).cloud
 
   it('every .tf file parses, and the module has the usual files', async () => {
     const mod = modules[provider]

@@ -17,7 +17,7 @@ import {readFileSync} from 'node:fs'
 
 import {z} from 'zod'
 
-import {CitcError, type ErrorKind} from '../errors.js'
+import {CitcError} from '../errors.js'
 import type {TerraformOutputValues} from '../providers/cloud-node-config.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
@@ -48,7 +48,7 @@ type CommonFields = z.output<z.ZodObject<typeof commonFields>>
 export type ManagementContract = {[P in keyof NodeConfigs]: CommonFields & {provider: P; driver: NodeConfigs[P]}}[keyof NodeConfigs]
 export type ManagementProvider = ManagementContract['provider']
 
-/** Each provider's section's schema, built once when first needed (a node program parses one file). */
+/** Each provider's section's schema, built once when first needed (the union below builds them all). */
 const sectionSchemas = new Map<string, z.ZodType>()
 function sectionSchema(provider: string): z.ZodType {
   let schema = sectionSchemas.get(provider)
@@ -98,9 +98,8 @@ export class ManagementContractError extends CitcError {
     /** The cluster the file names, when it names one (an older file still does). */
     readonly clusterName: string | undefined,
     hint: string,
-    kind: ErrorKind = 'remote',
   ) {
-    super(kind, message, {hint, details: {file, fields, ...(clusterName ? {cluster: clusterName} : {})}})
+    super('remote', message, {hint, details: {file, fields, ...(clusterName ? {cluster: clusterName} : {})}})
     this.name = 'ManagementContractError'
   }
 }

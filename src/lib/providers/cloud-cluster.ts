@@ -5,15 +5,14 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import type {ClusterPaths} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
+import type {CloudSettings, ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
 import type {CloudInputs, CredentialSource, ImageOs} from './cloud-inputs.js'
-import {CLOUD_PROVIDER_NAMES, cloudModule, isCloud, type CloudProvider} from './registry.js'
+import {cloudModule, isCloud, type CloudProvider} from './registry.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 
 export {isCloud} from './registry.js'
 
-export type CloudSettings = NonNullable<ClusterRecord['cloud']>
 
 /** Where citc keeps a cluster's generated keys (in keys/, mode 0600). */
 export const KEY_FILES = {
@@ -91,8 +90,3 @@ export function sweeperFor(record: ClusterRecord, opts: {logFile?: string; signa
   return cloudModule(provider).cloud.sweeper(ctx, cloud)
 }
 
-/** The command-line tool each cloud's sweeper drives, and how to install it. */
-export const SWEEP_TOOLS = Object.fromEntries(CLOUD_PROVIDER_NAMES.map((p) => [p, cloudModule(p).cloud.sweepTool])) as Record<
-  CloudProvider,
-  {tool: string; install: string}
->

@@ -17,18 +17,11 @@ import {InvalidInputError, remoteError} from '../errors.js'
 import {catalogueFor} from '../shapes/index.js'
 import {outputValues, type TerraformOutputs} from '../tools/terraform.js'
 import {checkCommonInputs, type CloudInputs} from './cloud-inputs.js'
-import type {CloudPart} from './module.js'
 import {cloudModule, type CloudProvider} from './registry.js'
 
 export {CLOUD_PROVIDER_NAMES as CLOUD_PROVIDERS, type CloudProvider} from './registry.js'
 export * from './cloud-inputs.js'
 export {COMMON_OUTPUTS, COMMON_VARIABLES} from './terraform-io.js'
-
-/** A cloud provider's part of its module: defaults, credentials, Terraform inputs and outputs. */
-export function cloudProvider(name: CloudProvider): CloudPart & {name: CloudProvider; title: string} {
-  const m = cloudModule(name)
-  return {...m.cloud, name, title: m.title}
-}
 
 // ---------------------------------------------------------------------------------------------
 // Templates and the working directory

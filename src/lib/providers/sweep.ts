@@ -4,12 +4,10 @@
 // sweep.ts), each driving the cloud's own command-line tool (aws, gcloud, oci) through exec.ts with
 // the credentials Terraform used: citc makes no cloud API call of its own.
 //
-// The provider modules import their sweeper, and every command imports the modules: exec.js (execa)
-// is imported when a tool runs, not before.
-//
 // Tests replace the tools with test/doubles/{aws,gcloud,oci} (TEST DOUBLES of the cloud APIs: these
 // machines have no cloud to talk to), put first on PATH.
 import {remoteError} from '../errors.js'
+import {run, which} from '../tools/exec.js'
 
 export type LeftoverKind = 'instance' | 'image' | 'snapshot' | 'dns-record'
 
@@ -58,7 +56,6 @@ export const describeResource = (r: LeftoverResource) => `${r.kind} ${r.id}${r.n
 
 /** Run the sweeper's tool; a non-zero exit becomes a remote error naming the command. */
 export async function runTool(ctx: SweepContext, tool: string, args: string[]): Promise<string> {
-  const {run, which} = await import('../tools/exec.js')
   const path = await which(tool)
   if (!path) throw remoteError(`${tool} is not installed`, {details: {tool}})
   const r = await run(path, args, {env: ctx.env, signal: ctx.signal, logFile: ctx.logFile, timeoutMs: 5 * 60_000})

@@ -50,8 +50,8 @@ export function copyShape(s: Shape): Shape {
 }
 
 /**
- * A catalogue of fixed shapes, looked up by exact name. The table is built on first use: every command
- * imports the provider modules, few of them look a shape up.
+ * A catalogue of fixed shapes, looked up by exact name. The table is built on first use:
+ * shapes/index.ts imports every provider's catalogue, and only the one looked up builds its table.
  */
 export function fixedCatalogue(provider: Provider, source: string, shapes: () => readonly Shape[]): ShapeCatalogue {
   let table: {byName: Map<string, Shape>; names: string[]} | undefined

@@ -8,7 +8,6 @@ import type {GoogleInputs} from '../../../src/lib/providers/google/index.js'
 import {splitOracleShape, type OracleInputs} from '../../../src/lib/providers/oracle/index.js'
 import {
   CLOUD_PROVIDERS,
-  cloudProvider,
   expandHome,
   isCidr,
   parseIni,
@@ -17,6 +16,7 @@ import {
   tildePath,
 } from '../../../src/lib/providers/cloud.js'
 import type {TerraformOutputs} from '../../../src/lib/tools/terraform.js'
+import {cloudModule} from '../../../src/lib/providers/registry.js'
 
 const keys = {
   sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHhTq3nS8tY5H9uVv2m9Xg2mJ8bq1o7o4Q2bJ0dP6sGy admin@laptop\n',
@@ -97,7 +97,7 @@ describe('tfvars', () => {
 
   it('writes only variables on the provider list', () => {
     for (const inputs of [aws, google, oracle]) {
-      const list = cloudProvider(inputs.provider).variables
+      const list = cloudModule(inputs.provider).cloud.variables
       for (const name of Object.keys(tfvarsFor(inputs))) expect(list).toContain(name)
     }
   })
@@ -138,7 +138,7 @@ describe('input checks, located by flag', () => {
 describe('outputs', () => {
   const value = (v: unknown) => ({value: v, sensitive: false})
   const full = (provider: (typeof CLOUD_PROVIDERS)[number]): TerraformOutputs =>
-    Object.fromEntries(cloudProvider(provider).outputs.map((name) => [name, value(name === 'mgmt_public_ip' ? '203.0.113.7' : `${name}-value`)]))
+    Object.fromEntries(cloudModule(provider).cloud.outputs.map((name) => [name, value(name === 'mgmt_public_ip' ? '203.0.113.7' : `${name}-value`)]))
 
   it('reads what create, status and ssh need, keeping every non-sensitive output', () => {
     const outputs = {...full('aws'), extra_secret: {value: 's3cret', sensitive: true}}

@@ -5,7 +5,8 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {cloudProvider, type DiscoveryContext} from '../../../src/lib/providers/cloud.js'
+import type {DiscoveryContext} from '../../../src/lib/providers/cloud.js'
+import {cloudModule} from '../../../src/lib/providers/registry.js'
 import {discoverAwsCredentials} from '../../../src/lib/providers/aws/credentials.js'
 import {discoverGoogleCredentials} from '../../../src/lib/providers/google/credentials.js'
 import {discoverOracleCredentials, oracleCredentialInputs} from '../../../src/lib/providers/oracle/credentials.js'
@@ -64,7 +65,7 @@ describe('aws', () => {
   })
 
   it('runs Terraform with the chosen profile, environment keys removed (they would win)', () => {
-    const spec = cloudProvider('aws')
+    const spec = cloudModule('aws').cloud
     expect(spec.terraformEnv({provider: 'aws', id: 'profile:lab', label: '', kind: 'profile', profile: 'lab', isDefault: false})).toEqual({
       AWS_PROFILE: 'lab',
       AWS_DEFAULT_PROFILE: undefined,
@@ -119,7 +120,7 @@ describe('google', () => {
   })
 
   it('runs Terraform with exactly the chosen credential', () => {
-    const spec = cloudProvider('google')
+    const spec = cloudModule('google').cloud
     const cleared = {GOOGLE_CREDENTIALS: undefined, GOOGLE_CLOUD_KEYFILE_JSON: undefined, GCLOUD_KEYFILE_JSON: undefined, GOOGLE_APPLICATION_CREDENTIALS: undefined}
     expect(spec.terraformEnv({provider: 'google', id: 'file:/k.json', label: '', kind: 'key-file', file: '/k.json', isDefault: true})).toEqual({...cleared, GOOGLE_APPLICATION_CREDENTIALS: '/k.json'})
     expect(spec.terraformEnv({provider: 'google', id: 'gcloud-adc', label: '', kind: 'gcloud-adc', isDefault: false})).toEqual(cleared)
@@ -187,6 +188,6 @@ describe('oracle', () => {
       privateKeyPath: join(h, '.oci/oci_api_key.pem'),
       region: 'uk-london-1',
     })
-    expect(cloudProvider('oracle').terraformEnv(fromDefault)).toEqual({})
+    expect(cloudModule('oracle').cloud.terraformEnv(fromDefault)).toEqual({})
   })
 })

@@ -17,8 +17,9 @@ import {clusterRegistry, type ClusterPaths} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, withRetry} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
-import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, SWEEP_TOOLS, terraformEnvFor} from '../../providers/cloud-cluster.js'
+import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, terraformEnvFor} from '../../providers/cloud-cluster.js'
 import {renderTerraformDir, type CloudProvider} from '../../providers/cloud.js'
+import {cloudModule} from '../../providers/registry.js'
 import {describeResource, sweep, type SweepFilter, type SweepReport} from '../../providers/sweep.js'
 import {Controller, isPoweredUp} from '../../slurm/controller.js'
 import {compressHostlist} from '../../slurm/hostlist.js'
@@ -220,7 +221,7 @@ async function sweepOrThrow(ctx: DestroyCloudContext, filter: SweepFilter, repor
   const r = await sweep(sweeperFor(ctx.record, {logFile: sweepLog, signal: ctx.signal}), report, filter)
   if (r.listError) {
     ctx.progress.stoppedBy = r
-    const tool = SWEEP_TOOLS[provider]
+    const tool = cloudModule(provider).cloud.sweepTool
     throw new CitcError('remote', `the sweep for leftovers tagged cluster=${name} could not run: ${r.listError}`, {
       hint:
         `${/not installed/.test(r.listError) ? tool.install : `check the credentials and the log ${sweepLog}`}; ` +

@@ -3,8 +3,9 @@
 import {homedir} from 'node:os'
 
 import {CitcError} from '../../errors.js'
-import {CLOUD_PROVIDERS, cloudProvider, type CloudProvider, type CredentialSource} from '../../providers/cloud.js'
-import {SWEEP_TOOLS} from '../../providers/cloud-cluster.js'
+import {CLOUD_PROVIDERS, type CloudProvider, type CredentialSource} from '../../providers/cloud.js'
+import {cloudModule} from '../../providers/registry.js'
+
 import {run, which} from '../../tools/exec.js'
 import {compareVersions, detectTerraform, INSTALL_HINT} from '../../tools/terraform.js'
 
@@ -117,7 +118,7 @@ export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<Doct
   })
 
   for (const provider of clouds) {
-    const {tool, install} = SWEEP_TOOLS[provider]
+    const {tool, install} = cloudModule(provider).cloud.sweepTool
     const path = await which(tool)
     tools.push({
       name: tool,
@@ -130,7 +131,7 @@ export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<Doct
 
   const ctx = {env: process.env, home: process.env.HOME || homedir()}
   const credentials: CredentialCheck[] = await Promise.all(clouds.map(async (provider) => {
-    const found = await cloudProvider(provider).discoverCredentials(ctx)
+    const found = await cloudModule(provider).cloud.discoverCredentials(ctx)
     return {
       provider,
       found: found.map(({id, label, kind, isDefault, problem, region, project}) => ({id, label, kind, isDefault, problem, region, project})),
