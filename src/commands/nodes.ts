@@ -6,8 +6,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
   static examples = ['<%= config.bin %> nodes', '<%= config.bin %> nodes -c demo --json']
 
   async run() {
-    const {clusterStatus, nodeTable} = await import('../lib/tasks/status/cluster-status.js')
-    const {describeWaitingJob} = await import('../lib/slurm/waiting-jobs.js')
+    const {clusterStatus, nodeTable, waitingJobsText} = await import('../lib/tasks/status/cluster-status.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
     // No list without the controller: an empty table would read as "no nodes".
     if (!doc.controller.up) {
@@ -15,9 +14,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
         hint: `\`citc status -c ${doc.cluster}\` shows what citc knows without it`,
       })
     }
-    this.log(nodeTable(doc.nodes))
-    if (doc.waitingJobs.length > 0) this.log(`\n${doc.waitingJobs.map((j) => describeWaitingJob(j)).join('\n')}`)
-    if (doc.waitingJobsError) this.log(`\n(jobs waiting for nodes not shown: ${doc.waitingJobsError})`)
+    this.log(nodeTable(doc.nodes) + waitingJobsText(doc))
     return {cluster: doc.cluster, nodes: doc.nodes, waitingJobs: doc.waitingJobs, ...(doc.waitingJobsError ? {waitingJobsError: doc.waitingJobsError} : {})}
   }
 }

@@ -4,7 +4,7 @@
 // management shape; cluster name; node limits (optional).
 // Every question has a flag; a value in the config file counts as given; without a terminal nothing
 // is asked: a default is taken where there is one, else the missing value is an error naming its flag.
-import {readFileSync} from 'node:fs'
+import {readCreateLimits} from '../finish/limits-file.js'
 import {homedir} from 'node:os'
 import {resolve} from 'node:path'
 
@@ -18,11 +18,6 @@ import {cloudModule, type CloudProvider} from '../../providers/registry.js'
 import {configPath, configValue, type LoadedConfig} from './config-file.js'
 import {givenFlag, IMAGE_OS, type CreateSettings} from './create-request.js'
 import {randomClusterName} from './random-name.js'
-
-/** Why `name` cannot be used next to the clusters this machine knows, by the provider's own rule (undefined: it can). */
-export function nameClash(provider: CloudProvider, name: string, settings: CloudSettings, clusters: Array<{name: string; provider: string; cloud?: object}>): string | undefined {
-  return cloudModule(provider).cloud.nameClash?.(name, settings, clusters)
-}
 
 export interface ResolvedCloudCreate {
   provider: CloudProvider
@@ -47,11 +42,6 @@ export function locateProblems(problems: InputProblem[], configWhere: Record<str
 
 export function discoveryContext(): DiscoveryContext {
   return {env: process.env, home: process.env.HOME || homedir()}
-}
-
-/** The zone a region defaults to on this provider (the credentials' own zone when it is in the region). */
-export function defaultZone(provider: CloudProvider, region: string, source?: CredentialSource): string {
-  return cloudModule(provider).cloud.defaultZone(region, source)
 }
 
 /**
@@ -169,11 +159,7 @@ export async function resolveCloudCreate(
   let limits: ResolvedCloudCreate['limits']
   if (limitsFile) {
     const path = relativeToConfig('limits', limitsFile)
-    try {
-      limits = {text: readFileSync(path, 'utf8'), file: path}
-    } catch (error) {
-      throw new InvalidInputError([{where: configWhere.limits ?? '--limits', message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code})`}])
-    }
+    limits = {text: readCreateLimits(path, configWhere.limits ?? '--limits'), file: path}
   }
   return {provider, name, cloud, credential: source, limits, configWhere}
 }

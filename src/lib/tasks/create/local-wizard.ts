@@ -1,7 +1,7 @@
 // What `citc create --provider local` needs, from flags or — on a terminal — a short wizard. Every
 // question has a flag; --yes takes the defaults; without a terminal nothing is asked. Questions go
 // through Io's prompts (unit-tested with scripted answers).
-import {readFileSync} from 'node:fs'
+import {readCreateLimits} from '../finish/limits-file.js'
 
 import {CLUSTER_NAME} from '../../cluster/name.js'
 import {InvalidInputError} from '../../errors.js'
@@ -37,11 +37,7 @@ export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promi
   let limitsFile: string
   if (given.limitsFile) {
     limitsFile = given.limitsFile
-    try {
-      limitsText = readFileSync(given.limitsFile, 'utf8')
-    } catch (error) {
-      throw new InvalidInputError([{where: '--limits', message: `cannot read ${given.limitsFile} (${(error as NodeJS.ErrnoException).code})`}])
-    }
+    limitsText = readCreateLimits(given.limitsFile, '--limits')
   } else if (ask) {
     limitsFile = '(wizard)'
     const lines: string[] = []

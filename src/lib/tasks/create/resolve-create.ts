@@ -3,7 +3,7 @@
 // is meant (--resume without a name continues the one being created); its provider (an existing
 // cluster's own, else --provider or the file's, else the wizard's first question); the flags that
 // provider or that cluster cannot use; and a new cluster's answers (local-wizard.ts, cloud-wizard.ts).
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {clusterRegistry, type ClusterRegistry} from '../../cluster/registry.js'
@@ -19,6 +19,7 @@ import type {CreateLocalInput} from './create-local.js'
 import {DEFAULT_SSH_TIMEOUT_S, givenFlag, type CreateRequest} from './create-request.js'
 import {resolveLocalCreate} from './local-wizard.js'
 import {unusableFlags} from './unusable-flags.js'
+import {readCreateLimits} from '../finish/limits-file.js'
 
 /** What to run: createLocal's input for a provider without a cloud part, else createCloud's options. */
 export type CreatePlan = {provider: Exclude<Provider, CloudProvider>; local: CreateLocalInput} | {provider: CloudProvider; cloud: CreateCloudOptions}
@@ -84,7 +85,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
     standIn: {...request.standIn, playbook: request.standIn.playbook && resolve(request.standIn.playbook)},
   }
   if (existing) {
-    const limits = given.limitsFile ? {file: given.limitsFile, text: readLimits(given.limitsFile)} : undefined
+    const limits = given.limitsFile ? {file: given.limitsFile, text: readCreateLimits(given.limitsFile, '--limits')} : undefined
     return {provider, cloud: {...common, name: existing.name, limits}}
   }
   const resolved = await resolveCloudCreate(io, provider, {...request, name}, context.dataDir, config, context.discovery ?? discoveryContext())
@@ -108,14 +109,6 @@ function clusterMeant(registry: ClusterRegistry, named: string | undefined, resu
     throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
   }
   return {name, existing}
-}
-
-function readLimits(file: string): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new InvalidInputError([{where: '--limits', message: `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`}])
-  }
 }
 
 /** The limits a local cluster was made with (kept in its state dir), if any. */

@@ -1,4 +1,5 @@
-// Reading the limits file finish was given: an unreadable one is bad input (exit 3), named by its path.
+// Reading a limits file: an unreadable one is bad input (exit 3). finish names it by its path; create
+// by the flag or config-file line that gave it.
 import {readFileSync} from 'node:fs'
 
 import {InvalidInputError} from '../../errors.js'
@@ -12,5 +13,14 @@ export function readLimitsFile(path: string): string {
       [{where: path, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}],
       'pass the limits file with --limits FILE (see examples/ for the format)',
     )
+  }
+}
+
+/** A limits file create was given (by --limits or a config file's `limits:`, named by `where`). */
+export function readCreateLimits(path: string, where: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new InvalidInputError([{where, message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code})`}])
   }
 }

@@ -4,7 +4,7 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
-import {parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
+import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
 import {PENDING_HOST} from '../../providers/cloud-cluster.js'
 import {connectCluster} from '../../transport/connect.js'
 import {connectManagement} from '../../transport/management.js'
@@ -137,6 +137,13 @@ async function waitingJobsOf(controller: Controller, states: NodeState[]): Promi
   } catch (error) {
     return {waitingJobs: [], waitingJobsError: (error instanceof Error ? error.message : String(error)).split('\n')[0]}
   }
+}
+
+/** The jobs waiting for their nodes, for people: one line each after a blank line (or why they are not shown); empty if none. */
+export function waitingJobsText(doc: Pick<StatusDocument, 'waitingJobs' | 'waitingJobsError'>): string {
+  const lines = doc.waitingJobs.map((j) => describeWaitingJob(j))
+  if (doc.waitingJobsError) lines.push(`(jobs waiting for nodes not shown: ${doc.waitingJobsError})`)
+  return lines.length > 0 ? `\n\n${lines.join('\n')}` : ''
 }
 
 /** Fixed-width table for people. */

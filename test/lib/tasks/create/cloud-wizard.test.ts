@@ -7,7 +7,9 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {InvalidInputError} from '../../../../src/lib/errors.js'
 import type {Io} from '../../../../src/lib/io.js'
-import {defaultZone, locateProblems, nameClash, resolveCloudCreate} from '../../../../src/lib/tasks/create/cloud-wizard.js'
+import type {CloudSettings} from '../../../../src/lib/cluster/schema.js'
+import {cloudModule} from '../../../../src/lib/providers/registry.js'
+import {locateProblems, resolveCloudCreate} from '../../../../src/lib/tasks/create/cloud-wizard.js'
 import {loadClusterConfig} from '../../../../src/lib/tasks/create/config-file.js'
 import type {CreateSettings} from '../../../../src/lib/tasks/create/create-request.js'
 import {unusableFlags} from '../../../../src/lib/tasks/create/unusable-flags.js'
@@ -61,7 +63,7 @@ describe('resolveCloudCreate (no terminal)', () => {
     const h = home({'key.json': JSON.stringify({type: 'service_account', project_id: 'proj-from-key', client_email: 'citc@proj-from-key.iam.gserviceaccount.com'})})
     const r = await resolveWith('google', {name: 'lab', region: 'europe-west2', providerFlags: {credentials: join(h, 'key.json')}}, h)
     expect(r.cloud).toMatchObject({project: 'proj-from-key', region: 'europe-west2', zone: 'europe-west2-b', credentialsFile: join(h, 'key.json')})
-    expect(defaultZone('google', 'us-central1')).toBe('us-central1-a')
+    expect(cloudModule('google').cloud.defaultZone('us-central1')).toBe('us-central1-a')
   })
 
   it('oracle: tenancy, key and region from a profile of ~/.oci/config; the root compartment by default', async () => {
@@ -113,6 +115,10 @@ describe('--config', () => {
   })
 })
 
+/** Google's own name rule, as the wizard asks it (settings as cluster.yaml keeps them). */
+const googleNameClash = (name: string, settings: CloudSettings, clusters: Array<{name: string; provider: string; cloud?: object}>) =>
+  cloudModule('google').cloud.nameClash?.(name, settings, clusters)
+
 describe('nameClash (google: node permissions fenced by name prefix)', () => {
   const lab = {name: 'lab', provider: 'google', cloud: {project: 'p1'}}
   it.each([
@@ -121,12 +127,12 @@ describe('nameClash (google: node permissions fenced by name prefix)', () => {
     ['lab-x', 'p2', undefined], // another project
     ['lab', 'p1', undefined], // itself (a re-run)
   ])('%s in %s', (name, project, expected) => {
-    const r = nameClash('google', name, {region: 'europe-west2', mgmtShape: 'e2-standard-2', project}, [lab, {name: 'lab-y', provider: 'aws', cloud: {}}])
+    const r = googleNameClash(name, {region: 'europe-west2', mgmtShape: 'e2-standard-2', project}, [lab, {name: 'lab-y', provider: 'aws', cloud: {}}])
     if (expected) expect(r).toMatch(expected)
     else expect(r).toBeUndefined()
   })
   it('the shorter name clashes too', () => {
-    expect(nameClash('google', 'lab', {region: 'europe-west2', mgmtShape: 'e2-standard-2', project: 'p1'}, [{name: 'lab-x', provider: 'google', cloud: {project: 'p1'}}])).toMatch(/clashes with cluster lab-x/)
+    expect(googleNameClash('lab', {region: 'europe-west2', mgmtShape: 'e2-standard-2', project: 'p1'}, [{name: 'lab-x', provider: 'google', cloud: {project: 'p1'}}])).toMatch(/clashes with cluster lab-x/)
   })
 })
 
