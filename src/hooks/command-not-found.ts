@@ -3,8 +3,7 @@
 // Registered in package.json (oclif.hooks.command_not_found) in place of @oclif/plugin-not-found,
 // which exits 127, prints no JSON and asks "did you mean" only on a terminal.
 import {type Hook, toConfiguredId} from '@oclif/core'
-import chalk from 'chalk'
-
+import {reportError} from '../lib/base-command.js'
 import {editDistance} from '../lib/edit-distance.js'
 import {CitcError, usageError} from '../lib/errors.js'
 
@@ -28,16 +27,6 @@ export function unknownCommandError(typed: string, known: readonly string[]): Ci
   )
 }
 
-/** The same output as BaseCommand.catch: one JSON document on stdout under --json, else Error:/Try: on stderr. */
-function report(error: CitcError, json: boolean): void {
-  if (json) {
-    process.stdout.write(JSON.stringify({error: {kind: error.kind, message: error.message, exitCode: error.exitCode, ...(error.hint ? {hint: error.hint} : {})}}, null, 2) + '\n')
-    return
-  }
-  process.stderr.write(`${chalk.red('Error:')} ${error.message}\n`)
-  if (error.hint) process.stderr.write(`${chalk.yellow('Try:')} ${error.hint}\n`)
-}
-
 const hook: Hook.CommandNotFound = async function ({argv = [], config, id}) {
   const visible = config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases])
   // With a space as topic separator oclif folds the arguments into the id ("add-usr bob" arrives as
@@ -48,8 +37,9 @@ const hook: Hook.CommandNotFound = async function ({argv = [], config, id}) {
     toConfiguredId(typed, config),
     visible.map((c) => toConfiguredId(c, config)),
   )
-  report(error, argv.includes('--json'))
-  this.exit(error.exitCode)
+  // Shown as every command shows a failure (BaseCommand.catch).
+  const code = reportError(error, {json: argv.includes('--json'), verbose: false, writeJson: (doc) => process.stdout.write(JSON.stringify(doc, null, 2) + '\n')})
+  this.exit(code)
 }
 
 export default hook

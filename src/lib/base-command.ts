@@ -81,16 +81,25 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async catch(err: Error & {exitCode?: number}): Promise<never> {
     // this.exit(n) (a remote command's code, doctor's verdict): the command has said all it had to.
     if (err instanceof Errors.ExitError) throw err
-    const {code, kind, hint, details} = classify(err)
-    if (this.jsonEnabled()) {
-      this.logJson({error: {kind, message: err.message, exitCode: code, ...(hint ? {hint} : {}), ...(details ?? {})}})
-    } else {
-      process.stderr.write(`${chalk.red('Error:')} ${err.message}\n`)
-      if (hint) process.stderr.write(`${chalk.yellow('Try:')} ${hint}\n`)
-      if (code === EXIT_CODES.unexpected && err.stack && this.flags?.verbose) process.stderr.write(`${err.stack}\n`)
-    }
+    const code = reportError(err, {json: this.jsonEnabled(), verbose: Boolean(this.flags?.verbose), writeJson: (doc) => this.logJson(doc)})
     throw new Errors.ExitError(code)
   }
+}
+
+/**
+ * How every citc failure is shown: one JSON error document under --json, else `Error:` and `Try:`
+ * on stderr (the stack too for an unexpected error with --verbose). Returns the exit code.
+ */
+export function reportError(err: Error & {exitCode?: number}, o: {json: boolean; verbose: boolean; writeJson: (doc: object) => void}): number {
+  const {code, kind, hint, details} = classify(err)
+  if (o.json) {
+    o.writeJson({error: {kind, message: err.message, exitCode: code, ...(hint ? {hint} : {}), ...(details ?? {})}})
+  } else {
+    process.stderr.write(`${chalk.red('Error:')} ${err.message}\n`)
+    if (hint) process.stderr.write(`${chalk.yellow('Try:')} ${hint}\n`)
+    if (code === EXIT_CODES.unexpected && err.stack && o.verbose) process.stderr.write(`${err.stack}\n`)
+  }
+  return code
 }
 
 /** Maps any error to its kind, exit code and hint. */
