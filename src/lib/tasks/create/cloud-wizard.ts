@@ -9,7 +9,7 @@ import {homedir} from 'node:os'
 import {resolve} from 'node:path'
 
 import {clusterRegistry} from '../../cluster/registry.js'
-import {CLUSTER_NAME, type CloudSettings} from '../../cluster/schema.js'
+import type {CloudSettings} from '../../cluster/schema.js'
 import {InvalidInputError, type InputProblem} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
 import {expandHome, type CredentialSource, type DiscoveryContext} from '../../providers/cloud-inputs.js'
@@ -17,7 +17,7 @@ import type {CreateQuestions} from '../../providers/module.js'
 import {cloudModule, type CloudProvider} from '../../providers/registry.js'
 import {configPath, configValue, type LoadedConfig} from './config-file.js'
 import {givenFlag, IMAGE_OS, type CreateSettings} from './create-request.js'
-import {randomClusterName} from './random-name.js'
+import {clusterName} from './cluster-name.js'
 
 export interface ResolvedCloudCreate {
   provider: CloudProvider
@@ -135,14 +135,7 @@ export async function resolveCloudCreate(
   if (sshCidr !== undefined) cloud.sshCidr = sshCidr
 
   // 4. The cluster's name.
-  let name = value('name')
-  if (!name && ask) {
-    name = await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'})
-  }
-  name ??= randomClusterName()
-  if (!CLUSTER_NAME.test(name)) {
-    throw new InvalidInputError([{where: configWhere.name ?? '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
-  }
+  const name = await clusterName(value('name'), configWhere.name ?? '--name', ask ? prompts : undefined)
   const registry = clusterRegistry(dataDir)
   registry.assertNameFree(name)
   if (spec.nameClash) {

@@ -3,12 +3,10 @@
 // through Io's prompts (unit-tested with scripted answers).
 import {readCreateLimits} from '../finish/limits-file.js'
 
-import {CLUSTER_NAME} from '../../cluster/name.js'
-import {InvalidInputError} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
 import {localCatalogue} from '../../providers/local/shapes.js'
 import type {CreateLocalInput} from './create-local.js'
-import {randomClusterName} from './random-name.js'
+import {clusterName} from './cluster-name.js'
 
 const DEFAULT_LOCAL_LIMITS = 'local.small: 4\n'
 
@@ -27,11 +25,7 @@ export interface LocalCreateGiven {
 export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
-  let name = given.name
-  if (!name) name = ask ? await prompts.input({message: 'Cluster name:', default: randomClusterName(), validate: (v) => CLUSTER_NAME.test(v) || 'lowercase letters, digits and -, starting with a letter (≤ 31)'}) : randomClusterName()
-  if (!CLUSTER_NAME.test(name)) {
-    throw new InvalidInputError([{where: '--name', message: `"${name}" is not a cluster name: lowercase letters, digits and -, starting with a letter, at most 31 characters`}])
-  }
+  const name = await clusterName(given.name, '--name', ask ? prompts : undefined)
 
   let limitsText: string
   let limitsFile: string
