@@ -10,6 +10,7 @@
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
+import type {ImageBuilderFactory} from '../images/types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
@@ -151,7 +152,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
   nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
   /** The image builder (`citc rebuild-image`, imported when asked for); undefined: none yet. */
-  imageBuilder(): Promise<undefined>
+  imageBuilder(): Promise<ImageBuilderFactory | undefined>
   cloud?: CloudPart
 }
 

@@ -1,0 +1,73 @@
+// Compute-node images (`citc rebuild-image`, and create's first build): what every provider's image
+// builder does, so the workflow (tasks/rebuild-image/) is written once.
+//
+// Packer runs on the management node (this machine for local; over SSH on clouds, as CitC did) with
+// citc's template dir (templates/packer/) and playbooks as installed there. citc chooses the version
+// (UTC YYYYMMDDhhmmss) and the name, passes them to Packer as variables, and never parses Packer's
+// output for them. A provider's builder says which Packer source builds its images, adds its own
+// variables, and keeps the cluster's images: which exist, which is current, which nodes use which.
+import type {Arch} from '../shapes/types.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+import type {Transport} from '../transport/types.js'
+
+/** An image as its builder records it. */
+export interface ImageRecord {
+  /** citc-slurm-compute-<cluster>-v<version> */
+  name: string
+  /** UTC YYYYMMDDhhmmss, chosen by citc. */
+  version: string
+  /** ISO 8601. */
+  createdAt: string
+  /** Bytes on disk (local) or the image's size as the cloud reports it; undefined when unknown. */
+  sizeBytes?: number
+  arch: Arch
+  /** Digest of what went into it (playbooks, template, script, Slurm version): create skips a rebuild when unchanged. */
+  inputs?: string
+  /** The cloud's id (AMI id, image self-link, OCID); local: the image's directory. */
+  id?: string
+}
+
+/** One line of `citc rebuild-image --list`. */
+export interface ImageInfo extends ImageRecord {
+  current: boolean
+  /** Nodes running this image now. */
+  nodes: number
+}
+
+/** What a provider's builder gets. */
+export interface ImageBuilderContext {
+  record: ClusterRecord
+  /** Root on the management node (this machine for local). */
+  management: Transport
+  signal: AbortSignal
+  /** The run's log file on the workstation (builders log their own cloud calls there). */
+  logFile: string
+}
+
+/** Variables of templates/packer/ a provider adds (non-secret: they are written to a var file). */
+export type PackerVars = Record<string, string | number | boolean | string[]>
+
+export interface ImageBuilder {
+  /** The Packer source that builds this provider's images, as -only takes it: "local.null.local". */
+  packerOnly: string
+  /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */
+  workDir: string
+  /** citc's package on the management node (templates/packer/ and playbooks/ under it). */
+  packageRoot(): Promise<string>
+  /** compute.yml's variables: the same tree management.yml got (cluster_name, provider, shared_dir, LDAP…). */
+  playbookVars(): Promise<Record<string, unknown>>
+  /** The provider's variables for one build (network, base image, where the output goes…). */
+  vars(build: {name: string; version: string; arch: Arch}): Promise<PackerVars>
+  /** After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags). */
+  collect(build: {name: string; version: string; arch: Arch; inputs: string}): Promise<ImageRecord>
+  /** After Packer failed or was interrupted: remove whatever it left of this build (never throws). */
+  discard(build: {name: string; version: string; arch: Arch}): Promise<void>
+  /** Every image of the cluster, newest first, with which one is current per architecture and its nodes. */
+  list(): Promise<ImageInfo[]>
+  /** Make this image the one new nodes of its architecture start from. */
+  use(image: ImageRecord): Promise<void>
+  /** Delete an image (never the current one: the caller checks; nor one a node runs). */
+  remove(image: ImageRecord): Promise<void>
+}
+
+export type ImageBuilderFactory = (ctx: ImageBuilderContext) => ImageBuilder
