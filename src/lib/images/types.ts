@@ -50,6 +50,8 @@ export type PackerVars = Record<string, string | number | boolean | string[]>
 export interface ImageBuilder {
   /** The Packer source that builds this provider's images, as -only takes it: "local.null.local". */
   packerOnly: string
+  /** Debian/Ubuntu packages the management node needs for a build (installed with apt when missing). */
+  tools?: string[]
   /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */
   workDir: string
   /** citc's package on the management node (templates/packer/ and playbooks/ under it). */
@@ -57,7 +59,7 @@ export interface ImageBuilder {
   /** compute.yml's variables: the same tree management.yml got (cluster_name, provider, shared_dir, LDAP…). */
   playbookVars(): Promise<Record<string, unknown>>
   /** The provider's variables for one build (network, base image, where the output goes…). */
-  vars(build: {name: string; version: string; arch: Arch}): Promise<PackerVars>
+  vars(build: {name: string; version: string; arch: Arch; slurmVersion: string}): Promise<PackerVars>
   /** After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags). */
   collect(build: {name: string; version: string; arch: Arch; inputs: string}): Promise<ImageRecord>
   /** After Packer failed or was interrupted: remove whatever it left of this build (never throws). */

@@ -26,7 +26,8 @@ export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? CLUSTE
 /** The provider module's node driver (imported now: only a node program needs it), or one that says there is none. */
 export async function driverFor(cfg: NodeHostConfig): Promise<NodeDriver> {
   const make = isProvider(cfg.provider) ? await providerModule(cfg.provider).nodeDriver() : undefined
-  return make ? make({...cfg.driver, confPath: cfg.confPath}) : missingDriver(cfg.provider)
+  // The cluster and its shared filesystem are every driver's to know (local boots images from them); the section may override.
+  return make ? make({cluster: cfg.name, sharedDir: cfg.sharedDir, ...cfg.driver, confPath: cfg.confPath}) : missingDriver(cfg.provider)
 }
 
 /**

@@ -2,11 +2,17 @@
 // - own time namespace, CLOCK_BOOTTIME moved back by the host's uptime, so the node "booted" just now
 //   (Slurm refuses a powered-up node whose boot time is older than the power-up request);
 // - own UTS namespace, so `hostname` in a job prints the node's name;
+// - own mount namespace booting the cluster's current image (`citc rebuild-image`): the image's root
+//   filesystem under a fresh writable layer (tmpfs overlay: every start boots clean, like a cloud VM),
+//   with /proc, /sys, /dev, this machine's /run (munged's and nslcd's sockets, slurmd's pid file),
+//   /etc/hosts and resolv.conf (read-only), the shared filesystem and Slurm's log directory bound in.
+//   The mounts vanish with the node's last process. A cluster without an image (made before images
+//   existed) runs this machine's own slurmd, as before;
 // - own port and spool/log/pid files (slurm.conf's Port= and %n do that);
 // - started detached with absolute paths (slurmctld runs us with a minimal PATH), stopped for sure:
 //   SIGTERM, then SIGKILL after a grace period, until the process is gone and its port is free.
 import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
 import type {NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
@@ -25,6 +31,14 @@ export interface LocalDriverOptions {
   stopGraceS: number
   /** Slurm's SlurmdPidFile pattern with %n. */
   slurmdPidFile: string
+  /** The cluster's images (`current` names the one new nodes boot); undefined: /var/lib/citc/images/<cluster>. */
+  imagesDir?: string
+  /** The cluster (cluster.json's name), for the default imagesDir. */
+  cluster?: string
+  /** The shared filesystem, bound into every node at the same path. */
+  sharedDir: string
+  /** Slurm's log directory (SlurmdLogFile's), bound into every node. */
+  slurmLogDir: string
 }
 
 export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
@@ -36,14 +50,74 @@ export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
   startTimeoutS: 15,
   stopGraceS: 10,
   slurmdPidFile: '/run/slurmd-%n.pid',
+  sharedDir: '/mnt/shared',
+  slurmLogDir: '/var/log/slurm',
+}
+
+/** Where local images live: <root>/<cluster>/<image>/rootfs, and <root>/<cluster>/current → <image>. */
+export const LOCAL_IMAGES_ROOT = '/var/lib/citc/images'
+
+/** The node's boot inside its namespaces: $1 name, $2 image root filesystem, $3 state dir, $4 shared dir, $5 log dir, $6 slurm.conf. */
+const BOOT_FROM_IMAGE = `set -e
+r="$3/root"
+mount -t tmpfs -o mode=0755 citc-node "$3"
+mkdir "$3/upper" "$3/work" "$r"
+mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work" "$r"
+mount -t proc proc "$r/proc"
+mount --rbind /sys "$r/sys"
+mount --rbind /dev "$r/dev"
+mount --bind /run "$r/run"
+for f in /etc/hosts /etc/resolv.conf; do
+  [ -e "$r$f" ] || : > "$r$f"
+  mount --bind -o ro "$f" "$r$f"
+done
+mkdir -p "$r$4" "$r$5"
+mount --bind "$4" "$r$4"
+mount --bind "$5" "$r$5"
+hostname "$1"
+exec chroot "$r" /usr/sbin/slurmd -D -N "$1" -f "$6"`
+
+/** The image a node booted (its name), recorded in <runDir>/<node>.image while it runs. */
+export function localNodeImage(runDir: string, node: string): string | undefined {
+  try {
+    return readFileSync(join(runDir, `${node}.image`), 'utf8').trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The image new nodes boot: `current`'s target, with its root filesystem; undefined when the cluster has none. */
+export function currentLocalImage(imagesDir: string): {name: string; rootfs: string} | undefined {
+  let target: string
+  try {
+    target = readlinkSync(join(imagesDir, 'current'))
+  } catch {
+    return undefined
+  }
+  const name = basename(target)
+  return {name, rootfs: join(imagesDir, name, 'rootfs')}
 }
 
 /** True if pid runs the program at `exe` (a pid file can outlive its process and the pid be reused). */
 function runs(pid: number, exe: string): boolean {
+  return exeOf(pid) === realpathSync(exe)
+}
+
+/**
+ * True if pid is a slurmd booted in a node whose root is `nodeRoot`. Its executable shows as the path
+ * inside the node's mount namespace (an empty directory from here, and /usr/sbin/slurmd is a link to
+ * slurmd-wlm in Debian's package): compare the strings, never resolve them.
+ */
+function runsInNode(pid: number, nodeRoot: string): boolean {
+  const exe = exeOf(pid)
+  return exe !== undefined && exe.startsWith(`${nodeRoot}/usr/sbin/slurmd`)
+}
+
+function exeOf(pid: number): string | undefined {
   try {
-    return readlinkSync(`/proc/${pid}/exe`) === realpathSync(exe)
+    return readlinkSync(`/proc/${pid}/exe`)
   } catch {
-    return false
+    return undefined
   }
 }
 
@@ -77,9 +151,11 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
   const pidFile = (name: string) => join(o.runDir, `${name}.pid`)
   const slurmdPidFile = (name: string) => o.slurmdPidFile.replace('%n', name)
   /** The node's slurmd, if its pid file names a live slurmd. */
+  const stateDir = (name: string) => join(o.runDir, `${name}.node`)
+  const imagesDir = o.imagesDir ?? (o.cluster ? join(LOCAL_IMAGES_ROOT, o.cluster) : undefined)
   const slurmdPid = (name: string) => {
     const pid = readPid(slurmdPidFile(name))
-    return pid !== undefined && pidAlive(pid) && runs(pid, o.slurmd) ? pid : undefined
+    return pid !== undefined && pidAlive(pid) && (runs(pid, o.slurmd) || runsInNode(pid, join(stateDir(name), 'root'))) ? pid : undefined
   }
   /** The node's launcher (unshare), if its pid file names a live one. */
   const launcherPid = (name: string) => {
@@ -140,28 +216,24 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     mkdirSync(o.logDir, {recursive: true})
     // A pid file left by a slurmd that was killed would make the wait below trust a stranger.
     rmSync(slurmdPidFile(name), {force: true})
+    const image = imagesDir ? currentLocalImage(imagesDir) : undefined
+    if (image && !existsSync(join(image.rootfs, 'usr/sbin/slurmd'))) {
+      return {name, ok: false, error: `image ${image.name} cannot boot: ${image.rootfs}/usr/sbin/slurmd is missing (citc rebuild-image makes a new one)`}
+    }
     // The node must "boot" after the power-up request: let the request's second pass first.
     await sleep(1100)
     const offset = hostUptimeSeconds()
-    const argv = [
-      '--fork',
-      '--kill-child',
-      '--time',
-      `--boottime=-${offset}`,
-      '--uts',
-      '--',
-      '/bin/sh',
-      '-c',
-      'hostname "$1" && exec "$2" -D -N "$1" -f "$3"',
-      'citc-node',
-      name,
-      o.slurmd,
-      o.confPath,
-    ]
+    const boot = image
+      ? ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BOOT_FROM_IMAGE, 'citc-node', name, image.rootfs, stateDir(name), o.sharedDir, o.slurmLogDir, o.confPath]
+      : ['--', '/bin/sh', '-c', 'hostname "$1" && exec "$2" -D -N "$1" -f "$3"', 'citc-node', name, o.slurmd, o.confPath]
+    if (image) mkdirSync(stateDir(name), {recursive: true})
+    const argv = ['--fork', '--kill-child', '--time', `--boottime=-${offset}`, '--uts', ...boot]
     const outLog = join(o.logDir, `${name}.out`)
     const pid = spawnDetached(o.unshare, argv, {logFile: outLog})
     writeFileSync(pidFile(name), `${pid}\n`)
-    log(`${name}: started slurmd (launcher pid ${pid}, boot offset -${offset}s)`)
+    if (image) writeFileSync(join(o.runDir, `${name}.image`), `${image.name}\n`)
+    else rmSync(join(o.runDir, `${name}.image`), {force: true})
+    log(`${name}: started slurmd ${image ? `from image ${image.name}` : "(this machine's, no image)"} (launcher pid ${pid}, boot offset -${offset}s)`)
 
     const deadline = Date.now() + o.startTimeoutS * 1000
     while (Date.now() < deadline) {
@@ -206,6 +278,7 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     if (left.length > 0) return {name, ok: false, error: `process ${left.join(', ')} would not die`}
     rmSync(pidFile(name), {force: true})
     rmSync(slurmdPidFile(name), {force: true})
+    rmSync(join(o.runDir, `${name}.image`), {force: true})
     log(`${name}: stopped`)
     return {name, ok: true}
   }

@@ -20,6 +20,7 @@ export const localModule: ProviderModule<'local', LocalNodeConfig> = {
     return localDriver
   },
   async imageBuilder() {
-    return undefined // compute nodes run this machine's own Slurm: no image to bake
+    const {localImageBuilder} = await import('./image-builder.js')
+    return localImageBuilder
   },
 }

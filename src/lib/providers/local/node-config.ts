@@ -17,6 +17,8 @@ function schema(z: typeof Zod) {
     slurmdPidFile: path.optional(),
     startTimeoutS: seconds.optional(),
     stopGraceS: seconds.optional(),
+    imagesDir: path.optional(),
+    slurmLogDir: path.optional(),
   }) satisfies Zod.ZodType<Partial<LocalDriverOptions>>
 }
 export type LocalNodeConfig = Zod.output<ReturnType<typeof schema>>

@@ -10,6 +10,7 @@ import {join} from 'node:path'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
+import {hostArch} from '../../images/naming.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {checkPreflight, gatherFacts} from '../../providers/local/preflight.js'
 import {Controller} from '../../slurm/controller.js'
@@ -18,6 +19,9 @@ import {localTransport} from '../../transport/local.js'
 import type {Transport} from '../../transport/types.js'
 import {withLog} from '../../transport/logged.js'
 import {generateFromLimits} from '../finish/generate-config.js'
+import {storedScript} from '../rebuild-image/image-script.js'
+import {createImageSteps, type ImageContext} from '../rebuild-image/image-steps.js'
+import {DEFAULT_KEEP, imageBuilderFor} from '../rebuild-image/rebuild-image.js'
 import {clusterWorkflow, type Step} from '../workflow.js'
 import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
@@ -96,6 +100,17 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       const limits = {file: input.limitsFile, text: input.limitsText}
       const ctx: LocalCreateContext = {...wf.context, record: () => record, root: () => transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}
       await wf.steps(LOCAL_CREATE_STEPS, ctx)
+      // The first compute-node image (or a new one when what goes into it changed): nodes boot it.
+      const imageCtx: ImageContext = {
+        ...wf.context,
+        record,
+        management: transport,
+        builder: await imageBuilderFor(record, transport, wf.signal, wf.logFile('create')),
+        arch: hostArch(),
+        script: storedScript(paths.dir),
+        keep: DEFAULT_KEEP,
+      }
+      await wf.steps(createImageSteps(), imageCtx)
 
       const next: Array<[string, string]> = [
         [`citc status -c ${input.name}`, 'the controller and every node'],
@@ -111,7 +126,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
           ...next.map(([c, why]) => `  ${c.padEnd(width)}  # ${why}`),
         ].join('\n'),
       )
-      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, steps: wf.journal.steps().map((s) => s.step)}
+      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, image: imageCtx.built?.name, steps: wf.journal.steps().map((s) => s.step)}
     },
   )
 }

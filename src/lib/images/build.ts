@@ -1,0 +1,118 @@
+// One image build, for every provider: citc names it, writes Packer's var file and compute.yml's
+// variables on the management node, runs Packer there with the provider's source, and hands the result
+// to the provider's builder (collect) — or has it remove what the build left (discard) when Packer
+// failed or the build was interrupted. Making the image current, and pruning, is the caller's.
+import {CitcError} from '../errors.js'
+import type {Arch} from '../shapes/types.js'
+import type {Transport} from '../transport/types.js'
+import {imageName, imageVersion} from './naming.js'
+import type {ImageBuilder, ImageRecord} from './types.js'
+
+export interface BuildOptions {
+  cluster: string
+  arch: Arch
+  /** The digest of what goes in (inputs.ts), recorded with the image. */
+  inputs: string
+  /** The controller's Slurm package version: the image's slurmd is exactly it. */
+  slurmVersion: string
+  /** The customisation script, already on the management node. */
+  scriptOnManagement?: string
+  management: Transport
+  signal: AbortSignal
+  /** Every line of Packer's output (its own timestamps stripped), as it comes. */
+  onLine?: (line: string) => void
+  now?: Date
+  /** Packer's whole run; default 60 minutes. */
+  timeoutMs?: number
+}
+
+/** Packer's -timestamp-ui prefix. */
+const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: /
+
+/**
+ * Which step a build is at, from Packer's output: the marker lines citc's provisioning scripts print
+ * (`citc-step: …`), refined by the Ansible task running in it.
+ */
+export class BuildProgress {
+  step = 'starting Packer'
+  private task?: string
+  readonly lines: string[] = []
+
+  push(raw: string): string {
+    const line = raw.replace(STAMP, '').replace(/^\s*[\w.-]+\.[\w-]+\.[\w-]+: /, '').trimEnd()
+    const marker = /citc-step: (.+)$/.exec(line)
+    if (marker) {
+      this.step = marker[1]
+      this.task = undefined
+    }
+    const task = /^TASK \[(.+)\]/.exec(line)
+    if (task) this.task = task[1]
+    this.lines.push(line)
+    if (this.lines.length > 200) this.lines.splice(0, this.lines.length - 200)
+    return line
+  }
+
+  /** "compute.yml (task slurmd : Install slurmd)" */
+  where(): string {
+    return this.task ? `${this.step} (task ${this.task})` : this.step
+  }
+
+  lastLines(n: number): string[] {
+    return this.lines.filter((l) => l.trim() !== '').slice(-n)
+  }
+}
+
+export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promise<ImageRecord> {
+  const version = imageVersion(o.now ?? new Date())
+  const name = imageName(o.cluster, version)
+  const build = {name, version, arch: o.arch, slurmVersion: o.slurmVersion}
+  const m = o.management
+  const root = await builder.packageRoot()
+  await m.check(['mkdir', '-p', '-m', '0700', builder.workDir])
+  const playbookVarsFile = `${builder.workDir}/${name}.playbook-vars.json`
+  const varFile = `${builder.workDir}/${name}.pkrvars.json`
+  const playbookVars = {
+    ...(await builder.playbookVars()),
+    slurm_version: o.slurmVersion,
+    citc_image: {name, version, cluster: o.cluster, arch: o.arch},
+  }
+  await m.writeFile(playbookVarsFile, JSON.stringify(playbookVars, null, 2) + '\n', {mode: 0o600})
+  const vars = {
+    cluster: o.cluster,
+    version,
+    image_name: name,
+    arch: o.arch,
+    playbooks_dir: `${root}/playbooks`,
+    playbook_vars_file: playbookVarsFile,
+    script: o.scriptOnManagement ?? '',
+    manifest: `${builder.workDir}/${name}.manifest.json`,
+    ...(await builder.vars(build)),
+  }
+  await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
+
+  const progress = new BuildProgress()
+  let partial = ''
+  const onOutput = (chunk: string) => {
+    const lines = (partial + chunk).split('\n')
+    partial = lines.pop()!
+    for (const l of lines) o.onLine?.(progress.push(l))
+  }
+  try {
+    const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]
+    const r = await m.run(argv, {signal: o.signal, onOutput, timeoutMs: o.timeoutMs ?? 60 * 60_000})
+    if (partial) o.onLine?.(progress.push(partial))
+    if (r.exitCode !== 0) {
+      const last = progress.lastLines(6)
+      throw new CitcError('remote', `image ${name} failed at ${progress.where()}:\n${last.map((l) => `  ${l}`).join('\n')}`, {
+        hint: {fix: 'fix what the lines above say', retry: 'then build again; the current image is unchanged'},
+        details: {step: progress.where(), lastLines: last, exitCode: r.exitCode},
+      })
+    }
+    return await builder.collect({...build, inputs: o.inputs})
+  } catch (error) {
+    await builder.discard(build)
+    throw error
+  } finally {
+    await m.run(['rm', '-f', varFile, playbookVarsFile, vars.manifest]).catch(() => undefined)
+  }
+}

@@ -1,0 +1,140 @@
+// The local provider's images: Debian root filesystems under /var/lib/citc/images/<cluster>/, built
+// on this machine (its management node) by Packer's null source (templates/packer/local.pkr.hcl):
+//   <image>.partial/   while Packer builds it (removed when the build fails)
+//   <image>/rootfs/    the node's / (the lower layer of every node's overlay)
+//   <image>/image.json what citc records about it (ImageRecord)
+//   current → <image>  what new nodes boot (switched atomically: a symlink renamed over the old one)
+// Running nodes keep the image they booted (their overlay holds it; <runDir>/<node>.image names it).
+import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {readManagementContract} from '../../cluster/management-contract.js'
+import {CitcError} from '../../errors.js'
+import type {ImageBuilder, ImageBuilderFactory, ImageInfo, ImageRecord} from '../../images/types.js'
+import {run} from '../../tools/exec.js'
+import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
+
+/** citc's own package on this machine (templates/packer/, playbooks/). */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../..', import.meta.url))
+
+export interface LocalImageOptions {
+  /** Default LOCAL_IMAGES_ROOT/<cluster>. */
+  imagesDir?: string
+  /** Where the node driver records which image each node booted. */
+  runDir?: string
+}
+
+export function localImagesDir(cluster: string): string {
+  return join(LOCAL_IMAGES_ROOT, cluster)
+}
+
+function readRecord(dir: string): ImageRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as ImageRecord
+  } catch {
+    return undefined
+  }
+}
+
+/** Mount points under `dir` (deepest first): what an interrupted mmdebstrap can leave behind. */
+function mountsUnder(dir: string): string[] {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4]?.replace(/\\040/g, ' '))
+    .filter((p): p is string => p !== undefined && (p === dir || p.startsWith(prefix)))
+    .sort((a, b) => b.length - a.length)
+}
+
+/** Remove an image directory without ever crossing into a mounted filesystem (a bound /dev or /sys). */
+async function removeTree(dir: string) {
+  if (!existsSync(dir)) return
+  for (const m of mountsUnder(dir)) await run('umount', ['--lazy', m])
+  const left = mountsUnder(dir)
+  if (left.length > 0) throw new CitcError('remote', `cannot remove ${dir}: ${left[0]} is still mounted`, {hint: `umount it (umount -R ${left[0]}), then run the command again`})
+  const r = await run('rm', ['-rf', '--one-file-system', dir])
+  if (r.exitCode !== 0) throw new CitcError('remote', `cannot remove ${dir}: ${r.stderr.trim()}`)
+}
+
+async function sizeOf(dir: string): Promise<number | undefined> {
+  const r = await run('du', ['-s', '-x', '-B1', dir])
+  const n = Number(r.stdout.split(/\s/)[0])
+  return r.exitCode === 0 && Number.isFinite(n) ? n : undefined
+}
+
+export const localImageBuilder: ImageBuilderFactory = (ctx) => localImages(ctx.record.name, ctx.management)
+
+export function localImages(cluster: string, management: Parameters<typeof readManagementContract>[0], o: LocalImageOptions = {}): ImageBuilder {
+  const root = o.imagesDir ?? localImagesDir(cluster)
+  const runDir = o.runDir ?? LOCAL_DRIVER_DEFAULTS.runDir
+  const dirOf = (name: string) => join(root, name)
+
+  /** Images and the nodes running each (only live nodes record one). */
+  function nodesByImage(): Map<string, number> {
+    const counts = new Map<string, number>()
+    if (!existsSync(runDir)) return counts
+    for (const f of readdirSync(runDir)) {
+      if (!f.endsWith('.image')) continue
+      const node = f.slice(0, -'.image'.length)
+      if (!existsSync(join(runDir, `${node}.pid`))) continue
+      const image = localNodeImage(runDir, node)
+      if (image) counts.set(image, (counts.get(image) ?? 0) + 1)
+    }
+    return counts
+  }
+
+  return {
+    packerOnly: 'local.null.local',
+    tools: ['packer', 'mmdebstrap'],
+    workDir: join(root, '.builds'),
+    packageRoot: async () => PACKAGE_ROOT.replace(/\/$/, ''),
+    async playbookVars() {
+      const contract = await readManagementContract(management)
+      return {provider: 'local', cluster_name: cluster, shared_dir: contract.sharedDir}
+    },
+    async vars({name, slurmVersion}) {
+      mkdirSync(root, {recursive: true, mode: 0o755})
+      return {output_dir: `${dirOf(name)}.partial`, slurm_version: slurmVersion}
+    },
+    async collect({name, version, arch, inputs}) {
+      const partial = `${dirOf(name)}.partial`
+      if (!existsSync(join(partial, 'rootfs', 'usr', 'sbin', 'slurmd'))) {
+        throw new CitcError('remote', `Packer finished, but ${partial}/rootfs has no /usr/sbin/slurmd`, {hint: 'read the build log'})
+      }
+      rmSync(join(partial, 'manifest.json'), {force: true})
+      const record: ImageRecord = {name, version, createdAt: new Date().toISOString(), arch, inputs, id: dirOf(name), sizeBytes: await sizeOf(join(partial, 'rootfs'))}
+      writeFileSync(join(partial, 'image.json'), JSON.stringify(record, null, 2) + '\n')
+      renameSync(partial, dirOf(name))
+      return record
+    },
+    async discard({name}) {
+      await removeTree(`${dirOf(name)}.partial`).catch(() => undefined)
+    },
+    async list() {
+      if (!existsSync(root)) return []
+      const current = currentLocalImage(root)?.name
+      const nodes = nodesByImage()
+      const images: ImageInfo[] = []
+      for (const entry of readdirSync(root)) {
+        if (entry.startsWith('.') || entry.endsWith('.partial') || entry === 'current') continue
+        const record = readRecord(dirOf(entry))
+        if (record) images.push({...record, current: record.name === current, nodes: nodes.get(record.name) ?? 0})
+      }
+      return images.sort((a, b) => b.version.localeCompare(a.version))
+    },
+    async use(image) {
+      if (!existsSync(join(dirOf(image.name), 'rootfs'))) throw new CitcError('invalidInput', `image ${image.name} is not in ${root}`)
+      const tmp = join(root, `.current-${process.pid}`)
+      rmSync(tmp, {force: true})
+      symlinkSync(image.name, tmp)
+      renameSync(tmp, join(root, 'current'))
+    },
+    async remove(image) {
+      if (currentLocalImage(root)?.name === image.name) throw new CitcError('invalidInput', `image ${image.name} is current: it stays`)
+      if ((nodesByImage().get(image.name) ?? 0) > 0) throw new CitcError('invalidInput', `image ${image.name} runs on a node: it stays until the node powers down`)
+      await removeTree(dirOf(image.name))
+    },
+  }
+}
+
