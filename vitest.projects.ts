@@ -33,6 +33,7 @@ export const INTEGRATION = [
   'test/lib/tools/ansible.test.ts',
   'test/playbooks/group-vars.test.ts',
   'test/playbooks/management-contract.test.ts',
+  'test/playbooks/nvidia-gpu-role.test.ts',
 ]
 
 /** Whole clusters and pseudo-terminal tests. */

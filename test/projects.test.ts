@@ -29,7 +29,8 @@ const NOT_UNIT: Array<[RegExp, string]> = [
   [/\blockSystem\(/, "takes the machine lock (configures this machine's services)"],
   [/\b(citc|cliSandbox)\(|'dist\/[\w/]+\.js'/, 'runs or packs the built CLI (needs npm run build)'],
   [/\brunPlaybook\(/, 'runs a playbook'],
-  [/['"](ansible-playbook|slurmctld|slurmd|sshd|slapd|munged|mariadbd|mysqld)['"]\s*,\s*\[(?!\s*'-C')/, 'runs a daemon or a playbook'],
+  // `slurmd -C` and `slurmd -G` print the node's hardware or GPUs and exit: no daemon.
+  [/['"](ansible-playbook|slurmctld|slurmd|sshd|slapd|munged|mariadbd|mysqld)['"]\s*,\s*\[(?!\s*'-[CG]')/, 'runs a daemon or a playbook'],
 ]
 
 describe('vitest projects', () => {

@@ -59,6 +59,13 @@ describe('aws catalogue', () => {
       ['r6g.16xlarge', 64, 512],
       ['p3.2xlarge', 8, 61],
       ['p4d.24xlarge', 96, 1152],
+      ['p5.48xlarge', 192, 2048],
+      ['g6.xlarge', 4, 16],
+      ['g6.12xlarge', 48, 192],
+      ['g6.48xlarge', 192, 768],
+      ['g6e.xlarge', 4, 32],
+      ['g6e.16xlarge', 64, 512],
+      ['g6e.48xlarge', 192, 1536],
     ]
     for (const [name, cpus, gib] of known) {
       expect(vcpus(get(name)), name).toBe(cpus)
@@ -78,6 +85,21 @@ describe('aws catalogue', () => {
     expect(get('c5.xlarge').gpu).toBeUndefined()
   })
 
+  it('lists current GPUs: p5 H100, g6 L4, g6e L40S, with their multi-GPU sizes', () => {
+    expect(get('p5.48xlarge')).toMatchObject({gpu: {count: 8, model: 'h100'}, sockets: 2, coresPerSocket: 48, threadsPerCore: 2})
+    const counts = (family: string) => Object.fromEntries(awsCatalogue.names().filter((n) => n.startsWith(`${family}.`)).map((n) => [n, get(n).gpu?.count]))
+    expect(counts('g6')).toEqual({
+      'g6.xlarge': 1, 'g6.2xlarge': 1, 'g6.4xlarge': 1, 'g6.8xlarge': 1,
+      'g6.12xlarge': 4, 'g6.16xlarge': 1, 'g6.24xlarge': 4, 'g6.48xlarge': 8,
+    })
+    expect(counts('g6e')).toEqual({
+      'g6e.xlarge': 1, 'g6e.2xlarge': 1, 'g6e.4xlarge': 1, 'g6e.8xlarge': 1,
+      'g6e.12xlarge': 4, 'g6e.16xlarge': 1, 'g6e.24xlarge': 4, 'g6e.48xlarge': 8,
+    })
+    expect(get('g6.2xlarge').gpu?.model).toBe('l4')
+    expect(get('g6e.24xlarge').gpu?.model).toBe('l40s')
+  })
+
   it('shows instances larger than one host socket as two sockets', () => {
     expect(get('c5.12xlarge')).toMatchObject({sockets: 1, coresPerSocket: 24})
     expect(get('c5.24xlarge')).toMatchObject({sockets: 2, coresPerSocket: 24, threadsPerCore: 2})
@@ -88,7 +110,7 @@ describe('aws catalogue', () => {
 
   it('covers every requested family', () => {
     const families = new Set(awsCatalogue.names().map((n) => n.split('.')[0]))
-    for (const f of 't3 t3a t4g c5 c5a c6i c6a c6g c7g c7i m5 m5a m6i m6a m6g m7g m7i r5 r6i r6g g4dn g5 p3 p4d'.split(' ')) {
+    for (const f of 't3 t3a t4g c5 c5a c6i c6a c6g c7g c7i m5 m5a m6i m6a m6g m7g m7i r5 r6i r6g g4dn g5 g6 g6e p3 p4d p5'.split(' ')) {
       expect(families.has(f), f).toBe(true)
     }
   })

@@ -49,6 +49,11 @@ describe('google catalogue', () => {
       ['a2-highgpu-8g', 96, 680 * 1024],
       ['g2-standard-4', 4, 16 * 1024],
       ['g2-standard-96', 96, 384 * 1024],
+      ['a3-highgpu-1g', 26, 234 * 1024],
+      ['a3-highgpu-2g', 52, 468 * 1024],
+      ['a3-highgpu-4g', 104, 936 * 1024],
+      ['a3-highgpu-8g', 208, 1872 * 1024],
+      ['a3-megagpu-8g', 208, 1872 * 1024],
     ]
     for (const [name, cpus, mib] of known) {
       expect(vcpus(get(name)), name).toBe(cpus)
@@ -75,6 +80,16 @@ describe('google catalogue', () => {
     expect(get('n1-standard-8').gpu).toBeUndefined()
   })
 
+  it('lists H100 GPUs on A3, one to eight, the 8-GPU sizes on two sockets', () => {
+    expect(get('a3-highgpu-1g').gpu).toEqual({count: 1, model: 'h100'})
+    expect(get('a3-highgpu-2g').gpu).toEqual({count: 2, model: 'h100'})
+    expect(get('a3-highgpu-4g')).toMatchObject({gpu: {count: 4, model: 'h100'}, sockets: 1, coresPerSocket: 52})
+    expect(get('a3-highgpu-8g')).toMatchObject({gpu: {count: 8, model: 'h100'}, sockets: 2, coresPerSocket: 52, threadsPerCore: 2})
+    expect(get('a3-megagpu-8g').gpu).toEqual({count: 8, model: 'h100'})
+    // Not confirmed offline: not listed (see the catalogue's comment).
+    expect(googleCatalogue.get('a3-ultragpu-8g')).toBeUndefined()
+  })
+
   it('x86 types have 2 threads per core; t2a is arm64 with 1', () => {
     for (const name of googleCatalogue.names()) {
       const s = get(name)
@@ -98,7 +113,7 @@ describe('google catalogue', () => {
 
   it('covers every requested series', () => {
     const names = googleCatalogue.names()
-    for (const prefix of ['n1-standard-', 'n1-highmem-', 'n1-highcpu-', 'n2-standard-', 'n2-highmem-', 'n2-highcpu-', 'n2d-standard-', 'e2-standard-', 'e2-highmem-', 'e2-highcpu-', 'c2-standard-', 'c2d-standard-', 'c3-standard-', 't2a-standard-', 'a2-highgpu-', 'g2-standard-']) {
+    for (const prefix of ['n1-standard-', 'n1-highmem-', 'n1-highcpu-', 'n2-standard-', 'n2-highmem-', 'n2-highcpu-', 'n2d-standard-', 'e2-standard-', 'e2-highmem-', 'e2-highcpu-', 'c2-standard-', 'c2d-standard-', 'c3-standard-', 't2a-standard-', 'a2-highgpu-', 'a3-highgpu-', 'a3-megagpu-', 'g2-standard-']) {
       expect(names.some((n) => n.startsWith(prefix)), prefix).toBe(true)
     }
   })

@@ -26,6 +26,7 @@ describe('oracle catalogue: fixed shapes', () => {
       ['VM.GPU3.1', 6, 90],
       ['VM.GPU3.4', 24, 360],
       ['BM.GPU4.8', 64, 2048],
+      ['BM.GPU.H100.8', 112, 2048],
     ]
     for (const [name, ocpus, gb] of known) {
       const s = get(name)
@@ -40,6 +41,10 @@ describe('oracle catalogue: fixed shapes', () => {
     expect(get('BM.Standard.E4.128')).toMatchObject({sockets: 2, coresPerSocket: 64})
     expect(get('BM.GPU4.8')).toMatchObject({sockets: 2, coresPerSocket: 32})
     expect(get('VM.Standard2.24').sockets).toBe(1)
+  })
+
+  it('lists H100 bare metal: 8 GPUs, two sockets of 56 cores', () => {
+    expect(get('BM.GPU.H100.8')).toMatchObject({gpu: {count: 8, model: 'h100'}, sockets: 2, coresPerSocket: 56, threadsPerCore: 2})
   })
 
   it('lists GPUs: P100, V100, A100', () => {

@@ -137,6 +137,45 @@ const ROWS: RowFamily[] = [
   // p3dn: the 32 GB V100 variant of p3, same Slurm Gres type.
   {family: 'p3dn', ...X86, maxVcpusPerSocket: 48, gpuModel: 'v100', rows: [['24xlarge', 96, 768, 8]]},
   {family: 'p4d', ...X86, maxVcpusPerSocket: 48, gpuModel: 'a100', rows: [['24xlarge', 96, 1152, 8]]}, // 8275CL + A100 40 GB
+  // GPU families added 2026-11 (issue 10). Source per family: the EC2 accelerated computing
+  // specifications, https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html, cross-checked against
+  // stored copies of the AWS Batch GPU jobs page (g6 rows) and public tables that repeat them
+  // (torchx's named AWS resources for g6e and p5). Host CPU of all three: AMD EPYC 7R13, 48 cores a
+  // socket, so 96 vCPUs a socket and the 48xlarge sizes are two sockets.
+  {
+    family: 'g6', // NVIDIA L4 24 GB
+    ...X86,
+    maxVcpusPerSocket: 96,
+    gpuModel: 'l4',
+    rows: [
+      ['xlarge', 4, 16, 1],
+      ['2xlarge', 8, 32, 1],
+      ['4xlarge', 16, 64, 1],
+      ['8xlarge', 32, 128, 1],
+      ['12xlarge', 48, 192, 4],
+      ['16xlarge', 64, 256, 1],
+      ['24xlarge', 96, 384, 4],
+      ['48xlarge', 192, 768, 8],
+    ],
+  },
+  {
+    family: 'g6e', // NVIDIA L40S 48 GB
+    ...X86,
+    maxVcpusPerSocket: 96,
+    gpuModel: 'l40s',
+    rows: [
+      ['xlarge', 4, 32, 1],
+      ['2xlarge', 8, 64, 1],
+      ['4xlarge', 16, 128, 1],
+      ['8xlarge', 32, 256, 1],
+      ['12xlarge', 48, 384, 4],
+      ['16xlarge', 64, 512, 1],
+      ['24xlarge', 96, 768, 4],
+      ['48xlarge', 192, 1536, 8],
+    ],
+  },
+  // p5.48xlarge: 8 × NVIDIA H100 80 GB (SXM, NVSwitch), 192 vCPUs, 2048 GiB.
+  {family: 'p5', ...X86, maxVcpusPerSocket: 96, gpuModel: 'h100', rows: [['48xlarge', 192, 2048, 8]]},
 ]
 
 /** vCPUs of an EC2 size name ("metal:96" carries its own). */

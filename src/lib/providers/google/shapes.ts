@@ -1,7 +1,7 @@
 // Google Compute Engine predefined machine types known offline.
 //
 // Where the numbers come from: the Compute Engine machine family pages (general-purpose: N1, N2, N2D,
-// E2, C3, Tau T2A; compute-optimized: C2, C2D; accelerator-optimized: A2, G2). Compiled offline and
+// E2, C3, Tau T2A; compute-optimized: C2, C2D; accelerator-optimized: A2, A3, G2). Compiled offline and
 // spot-checked on 2026-11-21 against stored public copies of those pages and of machineTypes API output
 // (memoryMb); no live page was fetched. Google's "GB" here is GiB:
 // n1-standard-1 is 3.75 GB = 3840 MiB; fractional results are rounded as the API does
@@ -11,7 +11,8 @@
 // one thread of one core); the shared-core e2-micro/small/medium expose 2 vCPUs = 1 core × 2 threads.
 // Tau T2A (Ampere Altra) is arm64 with 1 thread per core. Sockets (see table.ts): one socket up to the
 // per-family limit below, two above it — e.g. n1-*-64/96, n2-*-80 and larger, n2d-standard-224,
-// c2-standard-60, c2d-standard-112, c3-standard-176, a2-highgpu-8g, a2-megagpu-16g, g2-standard-96.
+// c2-standard-60, c2d-standard-112, c3-standard-176, a2-highgpu-8g, a2-megagpu-16g, a3-*-8g,
+// g2-standard-96.
 // That matches the sizes Google documents as spanning two NUMA nodes as far as we know; it is best
 // effort, and Slurm only checks the total core and thread counts.
 import {cloudRealMemory} from '../../shapes/memory.js'
@@ -72,7 +73,26 @@ const SERIES: Series[] = [
       ['megagpu-16g', 96, 1360, 16],
     ],
   },
-  // G2: NVIDIA L4.
+  // A3: NVIDIA H100 80 GB (SXM), Intel Xeon 8481C (Sapphire Rapids), 52 cores = 104 vCPUs a socket.
+  // Source: https://cloud.google.com/compute/docs/accelerator-optimized-machines#a3-vms and
+  // https://cloud.google.com/compute/docs/gpus (A3 High: 26 vCPUs and 234 GB per GPU; A3 Mega: the
+  // 8-GPU size only, same vCPUs and memory). Checked 2026-11 against stored copies of those pages
+  // ("208 vCPUs, 1872 GB") and tables quoting them. Left out: a3-edgegpu-8g and a3-ultragpu-8g (H200),
+  // whose figures could not be confirmed offline.
+  {
+    prefix: 'a3',
+    gpuModel: 'h100',
+    maxVcpusPerSocket: 104,
+    rows: [
+      ['highgpu-1g', 26, 234, 1],
+      ['highgpu-2g', 52, 468, 2],
+      ['highgpu-4g', 104, 936, 4],
+      ['highgpu-8g', 208, 1872, 8],
+      ['megagpu-8g', 208, 1872, 8],
+    ],
+  },
+  // G2: NVIDIA L4. Source: https://cloud.google.com/compute/docs/accelerator-optimized-machines#g2-vms;
+  // re-checked 2026-11 (g2-standard-24 has 2 GPUs, -32 has 1, -48 has 4, -96 has 8).
   {
     prefix: 'g2-standard',
     gpuModel: 'l4',

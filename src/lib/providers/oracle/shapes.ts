@@ -70,6 +70,11 @@ const FIXED: Row[] = [
   ['VM.GPU3.2', 12, 180, 1, 2, 'v100'],
   ['VM.GPU3.4', 24, 360, 1, 4, 'v100'],
   ['BM.GPU4.8', 64, 2048, 2, 8, 'a100'],
+  // 8 × NVIDIA H100 80 GB (SXM), 2 × Xeon Platinum 8480+ (56 cores each), 2048 GB. Source: the GPU
+  // shapes table of https://docs.oracle.com/iaas/Content/Compute/References/computeshapes.htm#bm-gpu,
+  // checked 2026-11 against stored public copies (OCI HPC's Slurm shape table: 2 sockets × 56 cores,
+  // gpu:H100:8; SkyPilot's OCI catalogue: 224 vCPUs, 2048 GB).
+  ['BM.GPU.H100.8', 112, 2048, 2, 8, 'h100'],
 ]
 
 function fixedSpec([name, ocpus, gb, sockets = 1, gpus, gpuModel]: Row): ShapeSpec {

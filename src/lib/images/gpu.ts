@@ -1,0 +1,38 @@
+// What a compute image needs for the cluster's GPU shapes: compute.yml's variables for the nvidia_gpu
+// role (playbooks/roles/nvidia_gpu). Pure: the image builders merge the result into playbookVars().
+//
+// One image serves every shape of a cluster, so it carries the NVIDIA driver as soon as one shape in
+// the limits has GPUs; nodes without GPUs boot it unchanged (the driver's packages start nothing, and
+// citc-gpu-check ends at once on a node gres.conf does not name).
+import {CitcError} from '../errors.js'
+import type {Shape} from '../shapes/types.js'
+
+export interface GpuImageVars {
+  /** True when any shape of the cluster's limits has GPUs: compute.yml then runs the nvidia_gpu role. */
+  compute_gpu: boolean
+  /** Ubuntu's driver branch (nvidia-driver-<branch>-server); only when one was asked for, else the role's default. */
+  nvidia_driver_branch?: string
+}
+
+export interface GpuImageOptions {
+  /** A driver branch other than the role's default, e.g. "570". Debian images ignore it (one driver per release). */
+  driverBranch?: string
+}
+
+/** NVIDIA's branches are three-digit numbers; the value becomes part of apt package names. */
+const BRANCH = /^[1-9]\d{2}$/
+
+/**
+ * compute.yml's GPU variables for the catalogue entries of a cluster's limits (the shapes its limits
+ * name, each looked up in the provider's catalogue). A branch is passed on only for a GPU image.
+ */
+export function gpuImageVars(shapes: readonly Pick<Shape, 'gpu'>[], options: GpuImageOptions = {}): GpuImageVars {
+  const branch = options.driverBranch
+  if (branch !== undefined && !BRANCH.test(branch)) {
+    throw new CitcError('invalidInput', `NVIDIA driver branch "${branch}" is not a branch number such as 580`, {
+      hint: "give the number of an Ubuntu nvidia-driver-<branch>-server package, e.g. 580",
+    })
+  }
+  const gpu = shapes.some((s) => (s.gpu?.count ?? 0) > 0)
+  return gpu && branch !== undefined ? {compute_gpu: true, nvidia_driver_branch: branch} : {compute_gpu: gpu}
+}

@@ -1,0 +1,168 @@
+// citc-gpu-check (playbooks/roles/nvidia_gpu/files/citc-gpu-check), the program systemd runs before
+// slurmd on GPU nodes, run for real by sh. What it talks to cannot exist here (no GPU, no NVIDIA driver,
+// no node of a cluster), so PATH starts with STAND-INS written by this test: `nvidia-smi` (lists
+// STUB_GPUS GPUs and creates the device files in STUB_CREATE, as the real one does when it opens the
+// driver), `hostname` (answers STUB_HOSTNAME) and `scontrol`, which records `update` calls and hands
+// `show hostnames` to the real scontrol, so hostlists are expanded by Slurm's own code. The gres.conf
+// is what citc's renderer writes for real catalogue shapes, its /dev/nvidia paths moved to a temp dir.
+import {spawnSync} from 'node:child_process'
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeEach, describe, expect, it} from 'vitest'
+
+import {catalogueFor} from '../../src/lib/shapes/index.js'
+import {generateConfig} from '../../src/lib/slurm/generate.js'
+import {defaultElasticSettings} from '../../src/lib/slurm/render.js'
+
+const SCRIPT = join(import.meta.dirname, '../../playbooks/roles/nvidia_gpu/files/citc-gpu-check')
+
+const work = mkdtempSync(join(tmpdir(), 'citc-gpu-check-'))
+afterAll(() => rmSync(work, {recursive: true, force: true}))
+
+const realScontrol = spawnSync('sh', ['-c', 'command -v scontrol'], {encoding: 'utf8'}).stdout.trim()
+if (!realScontrol) throw new Error('scontrol is needed for this test (hostlist expansion)')
+
+// scontrol reads a slurm.conf even to expand a hostlist: a minimal one of the test's own.
+const slurmConf = join(work, 'slurm.conf')
+writeFileSync(slurmConf, 'ClusterName=t\nSlurmctldHost=localhost\n')
+
+const stubs = join(work, 'stand-ins')
+mkdirSync(stubs)
+const log = join(work, 'calls.log')
+const stub = (name: string, body: string) => {
+  writeFileSync(join(stubs, name), `#!/bin/sh\n# STAND-IN for ${name}: written by test/playbooks/gpu-check.test.ts\n${body}\n`)
+  chmodSync(join(stubs, name), 0o755)
+}
+stub('hostname', '[ "$1" = -s ] || exit 2\necho "$STUB_HOSTNAME"')
+stub(
+  'nvidia-smi',
+  [
+    `echo "nvidia-smi $*" >> ${log}`,
+    '[ -z "${STUB_SMI_FAIL:-}" ] || { echo "$STUB_SMI_FAIL"; exit 9; }',
+    'for f in ${STUB_CREATE:-}; do : > "$f"; done',
+    'i=0; while [ "$i" -lt "${STUB_GPUS:-0}" ]; do echo "GPU $i: NVIDIA L4 (UUID: GPU-stand-in-$i)"; i=$((i + 1)); done',
+  ].join('\n'),
+)
+stub(
+  'scontrol',
+  [
+    `if [ "$1 $2" = "show hostnames" ]; then exec ${realScontrol} "$@"; fi`,
+    // One line per call, each argument in brackets, so the test sees exactly what argv was.
+    `printf 'scontrol' >> ${log}; for a in "$@"; do printf ' [%s]' "$a" >> ${log}; done; echo >> ${log}`,
+  ].join('\n'),
+)
+
+// Where the device files of this "node" live, and the gres.conf citc renders for two GPU groups:
+// demo-g6-12xlarge-[0001-0004] with 4 L4s, demo-g6-xlarge-[0001-0002] with 1.
+const dev = join(work, 'dev')
+mkdirSync(dev)
+const rendered = generateConfig({
+  provider: 'aws',
+  clusterId: 'demo',
+  limits: {
+    entries: [
+      {shape: 'g6.12xlarge', count: 4, where: 'l:1:1'},
+      {shape: 'g6.xlarge', count: 2, where: 'l:2:1'},
+      {shape: 'c5.xlarge', count: 2, where: 'l:3:1'},
+    ],
+    partitions: [],
+    settings: {},
+  },
+  catalogue: catalogueFor('aws'),
+  elastic: defaultElasticSettings('aws'),
+  base: {clusterId: 'demo', provider: 'aws', controllerHost: 'demo-mgmt', slurmUser: 'slurm', accounting: false},
+}).gresConf
+const gresConf = join(work, 'gres.conf')
+writeFileSync(gresConf, rendered.replaceAll('File=/dev/nvidia', `File=${dev}/nvidia`))
+
+const devices = (n: number) => Array.from({length: n}, (_, i) => join(dev, `nvidia${i}`))
+
+beforeEach(() => {
+  rmSync(log, {force: true})
+  for (const f of devices(8)) rmSync(f, {force: true})
+})
+
+function check(env: Record<string, string>) {
+  const r = spawnSync('sh', [SCRIPT], {
+    env: {
+      PATH: `${stubs}:/usr/bin:/bin`,
+      SLURM_CONF: slurmConf,
+      CITC_GRES_CONF: gresConf,
+      CITC_GPU_CHECK_DELAY: '0',
+      ...env,
+    },
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
+  if (r.error) throw r.error
+  const calls = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []
+  return {code: r.status, stderr: r.stderr, calls}
+}
+
+describe('citc-gpu-check', () => {
+  it('renders the gres.conf it is tested with as citc writes it', () => {
+    expect(rendered).toContain('NodeName=demo-g6-12xlarge-[0001-0004] Name=gpu Type=l4 File=/dev/nvidia[0-3]\n')
+    expect(rendered).toContain('NodeName=demo-g6-xlarge-[0001-0002] Name=gpu Type=l4 File=/dev/nvidia0\n')
+  })
+
+  it('all devices present once nvidia-smi has opened the driver: exit 0, no scontrol update', () => {
+    const r = check({STUB_HOSTNAME: 'demo-g6-12xlarge-0003', STUB_GPUS: '4', STUB_CREATE: devices(4).join(' ')})
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.calls).toEqual(['nvidia-smi -L'])
+    for (const f of devices(4)) expect(existsSync(f)).toBe(true)
+  })
+
+  it('one device missing: the node is marked DOWN with the reason, exit non-zero', () => {
+    const r = check({STUB_HOSTNAME: 'demo-g6-xlarge-0002', STUB_GPUS: '0', CITC_GPU_CHECK_TRIES: '2'})
+    expect(r.code).toBe(1)
+    const reason = `citc: gpu: ${dev}/nvidia0 missing (nvidia-smi sees 0 GPUs)`
+    // Tried twice (udev may be late), then one update with the node's own name.
+    expect(r.calls).toEqual(['nvidia-smi -L', 'nvidia-smi -L', `scontrol [update] [NodeName=demo-g6-xlarge-0002] [State=DOWN] [Reason=${reason}]`])
+    expect(r.stderr).toContain(`${reason}: marking demo-g6-xlarge-0002 DOWN, slurmd is not started`)
+  })
+
+  it('names the first missing device, how many more, and what nvidia-smi sees', () => {
+    const r = check({STUB_HOSTNAME: 'demo-g6-12xlarge-0001', STUB_GPUS: '1', STUB_CREATE: devices(1).join(' '), CITC_GPU_CHECK_TRIES: '1'})
+    expect(r.code).toBe(1)
+    expect(r.calls.at(-1)).toBe(
+      `scontrol [update] [NodeName=demo-g6-12xlarge-0001] [State=DOWN] [Reason=citc: gpu: ${dev}/nvidia1 and 2 more missing (nvidia-smi sees 1 GPU)]`,
+    )
+  })
+
+  it('says why when nvidia-smi fails (no driver): the first line of its message', () => {
+    const r = check({
+      STUB_HOSTNAME: 'demo-g6-xlarge-0001',
+      STUB_SMI_FAIL: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+      CITC_GPU_CHECK_TRIES: '1',
+    })
+    expect(r.code).toBe(1)
+    expect(r.calls.at(-1)).toContain(
+      `[Reason=citc: gpu: ${dev}/nvidia0 missing (nvidia-smi failed: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.)]`,
+    )
+  })
+
+  it('a node not in gres.conf (no GPUs): exit 0 without running nvidia-smi or scontrol update', () => {
+    for (const host of ['demo-c5-xlarge-0001', 'demo-g6-12xlarge-0005', 'demo-g6-xlarge']) {
+      const r = check({STUB_HOSTNAME: host})
+      expect(r.stderr, host).toBe('')
+      expect(r.code, host).toBe(0)
+      expect(r.calls, host).toEqual([])
+    }
+  })
+
+  it('no gres.conf at all: exit 0, nothing run', () => {
+    const r = check({STUB_HOSTNAME: 'demo-g6-xlarge-0001', CITC_GRES_CONF: join(work, 'absent.conf')})
+    expect(r.code).toBe(0)
+    expect(r.calls).toEqual([])
+  })
+
+  it('a line without NodeName= applies to every node; keys in any case, comments ignored', () => {
+    const own = join(work, 'own-gres.conf')
+    writeFileSync(own, `# a site's own gres.conf\nname=gpu type=l4 file=${dev}/nvidia[0-1]  # two GPUs everywhere\nNodeName=other-[1-9] Name=gpu File=${dev}/nvidia7\n`)
+    const ok = check({STUB_HOSTNAME: 'anything', CITC_GRES_CONF: own, STUB_GPUS: '2', STUB_CREATE: devices(2).join(' ')})
+    expect(ok.code).toBe(0)
+    expect(ok.calls).toEqual(['nvidia-smi -L'])
+  })
+})
