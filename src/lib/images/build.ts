@@ -95,12 +95,15 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
   const onOutput = (chunk: string) => {
     const lines = (partial + chunk).split('\n')
     partial = lines.pop()!
-    for (const l of lines) o.onLine?.(progress.push(l))
+    for (const l of lines) {
+      const line = progress.push(l) // always: `o.onLine?.(push(l))` would skip the push without onLine
+      o.onLine?.(line)
+    }
   }
   try {
     const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]
     const r = await m.run(argv, {signal: o.signal, onOutput, timeoutMs: o.timeoutMs ?? 60 * 60_000})
-    if (partial) o.onLine?.(progress.push(partial))
+    if (partial) onOutput('\n')
     if (r.exitCode !== 0) {
       const last = progress.lastLines(6)
       throw new CitcError('remote', `image ${name} failed at ${progress.where()}:\n${last.map((l) => `  ${l}`).join('\n')}`, {
