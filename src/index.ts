@@ -11,6 +11,7 @@ import NodeFail from './commands/node/fail.js'
 import NodeResume from './commands/node/resume.js'
 import NodeSuspend from './commands/node/suspend.js'
 import Nodes from './commands/nodes.js'
+import RebuildImage from './commands/rebuild-image.js'
 import Ssh from './commands/ssh.js'
 import Status from './commands/status.js'
 import Users from './commands/users.js'
@@ -28,6 +29,7 @@ export const commands = {
   'node:resume': NodeResume,
   'node:suspend': NodeSuspend,
   nodes: Nodes,
+  'rebuild-image': RebuildImage,
   ssh: Ssh,
   status: Status,
   users: Users,

@@ -26,6 +26,9 @@ export interface BuildOptions {
   timeoutMs?: number
 }
 
+/** Packer's own progress and summary lines. */
+const PACKER_OWN = /^(==>|-->) |^Build '[^']*' (errored|finished)/
+
 /** Packer's -timestamp-ui prefix. */
 const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: /
 
@@ -57,8 +60,10 @@ export class BuildProgress {
     return this.task ? `${this.step} (task ${this.task})` : this.step
   }
 
+  /** The last lines of the build's own output: Packer's summary lines ("==> …", "--> …", "Build '…' errored") say less. */
   lastLines(n: number): string[] {
-    return this.lines.filter((l) => l.trim() !== '').slice(-n)
+    const own = this.lines.filter((l) => l.trim() !== '' && !PACKER_OWN.test(l))
+    return (own.length > 0 ? own : this.lines.filter((l) => l.trim() !== '')).slice(-n)
   }
 }
 

@@ -25,6 +25,8 @@ unshare --mount --pid --fork --kill-child --propagation private -- /bin/sh -eu -
   exec chroot "$r" "$2"
 ' citc-image-script "$rootfs" "$inside" || status=$?
 rm -f "$rootfs$inside" "$rootfs/usr/sbin/policy-rc.d"
+# What apt downloaded for the script (lists alone are ~150 MB) is not part of a node.
+rm -rf "$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"*_* 2>/dev/null || true
 if [ "$status" -ne 0 ]; then
   echo "the customisation script failed (exit $status)" >&2
   exit "$status"

@@ -123,6 +123,8 @@ export function buildStep<C extends ImageContext>(opts: {skipWhenUnchanged?: boo
         onLine: (line) => {
           if (line.trim()) task.output = line
         },
+      }).finally(async () => {
+        if (scriptOnManagement) await ctx.management.run(['rm', '-f', scriptOnManagement]).catch(() => undefined)
       })
       task.title = `Built ${ctx.built.name} in ${Math.round((Date.now() - started) / 1000)} s`
     },
