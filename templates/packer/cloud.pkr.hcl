@@ -60,10 +60,16 @@ variable "aws_source_ami_owner" {
   default = ""
 }
 
-variable "aws_source_ami_filters" {
-  type        = map(string)
-  default     = {}
-  description = "DescribeImages filters for the base: {image-id = the management node's AMI}, or name and architecture for the other architecture."
+# The base AMI: the management node's own (aws_source_ami_id) when the architectures match, else the
+# newest of the same owner and name pattern for var.arch. DescribeImages filters take "*" for "any".
+variable "aws_source_ami_id" {
+  type    = string
+  default = "*"
+}
+
+variable "aws_source_ami_name" {
+  type    = string
+  default = "*"
 }
 
 variable "aws_volume_size" {
@@ -206,8 +212,13 @@ source "amazon-ebs" "aws" {
   instance_type = var.aws_instance_type
   ami_name      = var.image_name
   source_ami_filter {
-    owners      = [var.aws_source_ami_owner]
-    filters     = var.aws_source_ami_filters
+    owners = [var.aws_source_ami_owner]
+    filters = {
+      "image-id"            = var.aws_source_ami_id
+      name                  = var.aws_source_ami_name
+      architecture          = var.arch
+      "virtualization-type" = "hvm"
+    }
     most_recent = true
   }
   subnet_id                   = var.aws_subnet_id
@@ -223,27 +234,27 @@ source "amazon-ebs" "aws" {
     throughput            = 125
     delete_on_termination = true
   }
-  tags          = local.image_tags
-  snapshot_tags = local.image_tags
-  run_tags      = merge(local.image_tags, { type = "image-build", Name = "${var.image_name}-build" })
+  tags            = local.image_tags
+  snapshot_tags   = local.image_tags
+  run_tags        = merge(local.image_tags, { type = "image-build", Name = "${var.image_name}-build" })
   run_volume_tags = local.image_tags
 }
 
 source "googlecompute" "google" {
-  project_id                      = var.google_project
-  zone                            = var.google_zone
-  subnetwork                      = var.google_subnetwork
-  tags                            = [var.google_network_tag]
-  machine_type                    = var.google_machine_type
-  source_image                    = var.google_source_image
-  source_image_family             = var.google_source_image_family
-  source_image_project_id         = [var.google_source_image_project]
-  disk_size                       = var.google_disk_size
-  image_name                      = var.image_name
-  image_family                    = var.google_image_family
-  image_labels                    = local.google_labels
-  labels                          = local.google_labels
-  image_description               = "citc compute node image ${var.version} of cluster ${var.cluster} (${var.arch})"
+  project_id              = var.google_project
+  zone                    = var.google_zone
+  subnetwork              = var.google_subnetwork
+  tags                    = [var.google_network_tag]
+  machine_type            = var.google_machine_type
+  source_image            = var.google_source_image
+  source_image_family     = var.google_source_image_family
+  source_image_project_id = [var.google_source_image_project]
+  disk_size               = var.google_disk_size
+  image_name              = var.image_name
+  image_family            = var.google_image_family
+  image_labels            = local.google_labels
+  labels                  = local.google_labels
+  image_description       = "citc compute node image ${var.version} of cluster ${var.cluster} (${var.arch})"
   # The management node's service account may create only instances and disks named <cluster>-…
   # (templates/terraform/google/iam.tf), and the build machine needs no identity of its own.
   instance_name                   = "${var.cluster}-image-${var.version}"

@@ -26,7 +26,10 @@ describe('provider registry', () => {
     const local = await providerModule('local').nodeDriver()
     expect(typeof local).toBe('function')
     for (const name of CLOUD_PROVIDER_NAMES) expect(await providerModule(name).nodeDriver(), name).toBeUndefined()
-    for (const m of PROVIDER_MODULES) expect(await m.imageBuilder(), m.name).toBeUndefined()
+  })
+
+  it('every cloud has an image builder, imported when asked for', async () => {
+    for (const name of CLOUD_PROVIDER_NAMES) expect(typeof (await providerModule(name).imageBuilder()), name).toBe('function')
   })
 
   it('only oracle places nodes in numbered availability domains', () => {

@@ -41,7 +41,7 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
   nodeDriver: notBuiltYet,
-  imageBuilder: notBuiltYet,
+  imageBuilder: async () => (await import('./image-builder.js')).googleImageBuilder,
 
   cloud: {
     defaults: GOOGLE_DEFAULTS,

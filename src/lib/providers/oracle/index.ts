@@ -54,7 +54,7 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   availabilityDomains: true,
   nodeConfig: oracleNodeConfig,
   nodeDriver: notBuiltYet,
-  imageBuilder: notBuiltYet,
+  imageBuilder: async () => (await import('./image-builder.js')).oracleImageBuilder,
 
   cloud: {
     defaults: ORACLE_DEFAULTS,
