@@ -59,7 +59,7 @@ export async function readImageState(t: Transport, file = IMAGES_JSON): Promise<
 export async function updateImageState(t: Transport, change: (s: CloudImageState) => void, file = IMAGES_JSON): Promise<CloudImageState> {
   const state = await readImageState(t, file)
   change(state)
-  await t.check(['install', '-d', '-m', '0755', file.slice(0, file.lastIndexOf('/')) || '/'], {timeoutMs: 30_000})
+  await t.check(['mkdir', '-p', '-m', '0755', file.slice(0, file.lastIndexOf('/')) || '/'], {timeoutMs: 30_000})
   await t.writeFile(file, `${JSON.stringify(state, null, 2)}\n`, {mode: 0o644})
   return state
 }
