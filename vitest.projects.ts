@@ -26,6 +26,7 @@ export const INTEGRATION = [
   'test/lib/tasks/add-user.test.ts',
   'test/lib/users/directory.test.ts',
   // sshd of the test's own.
+  'test/lib/providers/cloud-image-build.test.ts',
   'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
   'test/lib/transport/ssh.test.ts',

@@ -8,6 +8,9 @@
 //   {"resources": [{"provider": "aws", "kind": "instance", "id": "i-0abc", "name": "demo-node-1",
 //                   "cluster": "demo", "zone": "us-east-1a"}, ...]}
 // provider: aws | google | oracle; kind: instance | image | snapshot (aws). Deleting removes the entry.
+// Optional, for the image builders (src/lib/providers/<cloud>/image-builder.ts): "tags" (the resource's
+// tags / labels / freeform tags; "cluster" is then read from them), "created" (ISO time), "sizeGb",
+// "arch", "snapshots" (an AMI's snapshot ids) and, on instances, "image" (the image id it runs).
 //
 // Environment:
 //   CLOUD_DOUBLE_STATE=FILE   the resources (missing file: none)
@@ -45,9 +48,11 @@ const errorText = {
   oracle: 'ServiceError: {"code": "NotAuthorizedOrNotFound", "message": "Authorization failed or requested resource not found.", "status": 404}',
 }[provider]
 
+const clusterOf = (r) => r.tags?.cluster ?? r.cluster
+const tagsOf = (r) => r.tags ?? {cluster: r.cluster}
 function listing(kind, cluster) {
   if (fail === 'list') die(errorText)
-  return load().resources.filter((r) => r.provider === provider && r.kind === kind && r.cluster === cluster)
+  return load().resources.filter((r) => r.provider === provider && r.kind === kind && clusterOf(r) === cluster)
 }
 function remove(kind, id) {
   if (fail === 'delete' || fail === `delete:${id}`) die(errorText)
@@ -65,9 +70,20 @@ if (tool === 'aws') {
     process.exit(0)
   }
   const cluster = /Name=tag:cluster,Values=([^ ]+)/.exec(args.join(' '))?.[1]
-  const tags = (r) => [{Key: 'cluster', Value: r.cluster}, ...(r.name ? [{Key: 'Name', Value: r.name}] : [])]
-  if (has('ec2', 'describe-instances')) print({Reservations: listing('instance', cluster).map((r) => ({Instances: [{InstanceId: r.id, Tags: tags(r), State: {Name: 'running'}}]}))})
-  else if (has('ec2', 'describe-images')) print({Images: listing('image', cluster).map((r) => ({ImageId: r.id, Name: r.name, Tags: tags(r)}))})
+  const tags = (r) => [...Object.entries(tagsOf(r)).filter(([k]) => k !== 'Name').map(([Key, Value]) => ({Key, Value})), ...(r.name ? [{Key: 'Name', Value: r.name}] : [])]
+  if (has('ec2', 'describe-instances')) print({Reservations: listing('instance', cluster).map((r) => ({Instances: [{InstanceId: r.id, ImageId: r.image, Tags: tags(r), State: {Name: 'running'}}]}))})
+  else if (has('ec2', 'describe-images')) {
+    print({
+      Images: listing('image', cluster).map((r) => ({
+        ImageId: r.id,
+        Name: r.name,
+        Tags: tags(r),
+        ...(r.created ? {CreationDate: r.created} : {}),
+        ...(r.arch ? {Architecture: r.arch} : {}),
+        BlockDeviceMappings: (r.snapshots ?? []).map((id) => ({DeviceName: '/dev/sda1', Ebs: {SnapshotId: id, VolumeSize: r.sizeGb ?? 8}})),
+      })),
+    })
+  }
   else if (has('ec2', 'describe-snapshots')) print({Snapshots: listing('snapshot', cluster).map((r) => ({SnapshotId: r.id, Tags: tags(r)}))})
   else if (has('ec2', 'terminate-instances')) {
     remove('instance', arg('--instance-ids'))
@@ -78,8 +94,20 @@ if (tool === 'aws') {
 } else if (tool === 'gcloud') {
   const cluster = /labels\.cluster=([^ ]+)/.exec(args.join(' '))?.[1]
   if (has('compute', 'instances', 'list')) {
-    print(listing('instance', cluster).map((r) => ({name: r.id, zone: `https://www.googleapis.com/compute/v1/projects/${arg('--project')}/zones/${r.zone}`, labels: {cluster: r.cluster}})))
-  } else if (has('compute', 'images', 'list')) print(listing('image', cluster).map((r) => ({name: r.id, labels: {cluster: r.cluster}})))
+    print(listing('instance', cluster).map((r) => ({name: r.id, zone: `https://www.googleapis.com/compute/v1/projects/${arg('--project')}/zones/${r.zone}`, labels: tagsOf(r)})))
+  } else if (has('compute', 'images', 'list')) {
+    const project = arg('--project')
+    print(
+      listing('image', cluster).map((r) => ({
+        name: r.id,
+        selfLink: `https://www.googleapis.com/compute/v1/projects/${project}/global/images/${r.id}`,
+        labels: tagsOf(r),
+        ...(r.created ? {creationTimestamp: r.created} : {}),
+        ...(r.sizeGb ? {diskSizeGb: String(r.sizeGb)} : {}),
+        status: 'READY',
+      })),
+    )
+  }
   else if (has('compute', 'instances', 'delete')) remove('instance', args[3])
   else if (has('compute', 'images', 'delete')) remove('image', args[3])
   else die(`gcloud (test double): unknown command ${args.join(' ')}`, 2)
@@ -91,9 +119,15 @@ if (tool === 'aws') {
       'resource-type': r.kind === 'instance' ? 'Instance' : 'Image',
       'display-name': r.name ?? r.id,
       'lifecycle-state': r.kind === 'instance' ? 'RUNNING' : 'AVAILABLE',
-      'freeform-tags': {cluster: r.cluster},
+      'freeform-tags': tagsOf(r),
+      ...(r.created ? {'time-created': r.created} : {}),
     }))
     print({data: {items}})
+  } else if (has('compute', 'instance', 'list')) {
+    // Every instance of the compartment (the double has one), as the real CLI lists them.
+    if (fail === 'list') die(errorText)
+    const instances = load().resources.filter((r) => r.provider === 'oracle' && r.kind === 'instance')
+    print({data: instances.map((r) => ({id: r.id, 'display-name': r.name ?? r.id, 'image-id': r.image, 'lifecycle-state': 'RUNNING', 'freeform-tags': tagsOf(r)}))})
   } else if (has('compute', 'instance', 'terminate')) remove('instance', arg('--instance-id'))
   else if (has('compute', 'image', 'delete')) remove('image', arg('--image-id'))
   else die(`oci (test double): unknown command ${args.join(' ')}`, 2)

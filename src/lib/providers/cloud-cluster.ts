@@ -82,11 +82,19 @@ export function terraformEnvFor(record: ClusterRecord): Record<string, string | 
   return cloudModule(provider).cloud.terraformEnv(credentialSourceOf(provider, cloud))
 }
 
+/**
+ * What the cloud's CLI is run with on this machine for the cluster (destroy's sweep, the image
+ * builders' listing): its region and the credentials Terraform used. The provider adds its own
+ * (google/oracle sweep.ts: toolContext).
+ */
+export function sweepContextFor(record: ClusterRecord, opts: {logFile?: string; signal?: AbortSignal} = {}): SweepContext {
+  const {cloud} = cloudOf(record)
+  return {clusterId: record.name, region: cloud.region, zone: cloud.zone, project: cloud.project, env: terraformEnvFor(record), logFile: opts.logFile, signal: opts.signal}
+}
+
 /** The sweeper of leftovers tagged with the cluster, using the same credentials as Terraform. */
 export function sweeperFor(record: ClusterRecord, opts: {logFile?: string; signal?: AbortSignal} = {}): CloudSweeper {
   const {provider, cloud} = cloudOf(record)
-  const env = terraformEnvFor(record)
-  const ctx: SweepContext = {clusterId: record.name, region: cloud.region, zone: cloud.zone, project: cloud.project, env, logFile: opts.logFile, signal: opts.signal}
-  return cloudModule(provider).cloud.sweeper(ctx, cloud)
+  return cloudModule(provider).cloud.sweeper(sweepContextFor(record, opts), cloud)
 }
 

@@ -32,7 +32,7 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
   availabilityDomains: false,
   nodeConfig: awsNodeConfig,
   nodeDriver: notBuiltYet,
-  imageBuilder: notBuiltYet,
+  imageBuilder: async () => (await import('./image-builder.js')).awsImageBuilder,
 
   cloud: {
     defaults: AWS_DEFAULTS,

@@ -8,9 +8,14 @@ interface Tag {
 }
 const nameTag = (tags: Tag[] | undefined) => tags?.find((t) => t.Key === 'Name')?.Value
 
-export function awsSweeper(ctx: SweepContext): CloudSweeper {
+/** The AWS CLI in the cluster's region, with the profile/keys Terraform used, printing JSON. */
+export function awsTool(ctx: SweepContext): (args: string[]) => Promise<string> {
   const env = {...ctx.env, AWS_PAGER: ''}
-  const aws = (args: string[]) => runTool({...ctx, env}, 'aws', [...args, '--region', ctx.region, '--output', 'json'])
+  return (args) => runTool({...ctx, env}, 'aws', [...args, '--region', ctx.region, '--output', 'json'])
+}
+
+export function awsSweeper(ctx: SweepContext): CloudSweeper {
+  const aws = awsTool(ctx)
   const byTag = `Name=tag:cluster,Values=${ctx.clusterId}`
   return {
     tool: 'aws',

@@ -1,6 +1,5 @@
 // Google Cloud: everything citc knows about it (templates/terraform/google holds the Terraform).
-import {homedir} from 'node:os'
-import {isAbsolute, join} from 'node:path'
+import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
@@ -42,7 +41,7 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
   nodeDriver: notBuiltYet,
-  imageBuilder: notBuiltYet,
+  imageBuilder: async () => (await import('./image-builder.js')).googleImageBuilder,
 
   cloud: {
     defaults: GOOGLE_DEFAULTS,
@@ -147,11 +146,8 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
     sweepTool: {tool: 'gcloud', install: 'install the Google Cloud CLI (https://cloud.google.com/sdk/docs/install)'},
     sweeper(ctx, settings) {
       return lazySweeper('gcloud', async () => {
-        // Terraform read gcloud's application default credentials; gcloud itself would use its active
-        // login, possibly another account: hand it the same file.
-        const {ADC_FILE, gcloudDir} = await import('./credentials.js')
-        const adc = settings.credentials === 'gcloud-adc' ? {CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE: join(gcloudDir({env: process.env, home: homedir()}), ADC_FILE)} : {}
-        return (await import('./sweep.js')).googleSweeper({...ctx, env: {...ctx.env, ...adc}})
+        const {googleSweeper, googleToolContext} = await import('./sweep.js')
+        return googleSweeper(await googleToolContext(ctx, settings))
       })
     },
   },

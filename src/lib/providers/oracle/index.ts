@@ -54,7 +54,7 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   availabilityDomains: true,
   nodeConfig: oracleNodeConfig,
   nodeDriver: notBuiltYet,
-  imageBuilder: notBuiltYet,
+  imageBuilder: async () => (await import('./image-builder.js')).oracleImageBuilder,
 
   cloud: {
     defaults: ORACLE_DEFAULTS,
@@ -191,13 +191,10 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
 
     sweepTool: {tool: 'oci', install: 'install the OCI CLI (https://docs.oracle.com/iaas/Content/API/SDKDocs/cliinstall.htm)'},
     sweeper(ctx, settings) {
-      // The profile when it lives in the default ~/.oci/config; else the key's fields for the CLI.
-      const keyEnv = settings.profile
-        ? {}
-        : {OCI_CLI_USER: settings.userOcid, OCI_CLI_FINGERPRINT: settings.fingerprint, OCI_CLI_KEY_FILE: settings.privateKeyPath, OCI_CLI_TENANCY: settings.tenancyOcid, OCI_CLI_REGION: settings.region}
-      return lazySweeper('oci', async () =>
-        (await import('./sweep.js')).oracleSweeper({...ctx, env: {...ctx.env, ...keyEnv}, compartment: settings.compartmentOcid, profile: settings.profile}),
-      )
+      return lazySweeper('oci', async () => {
+        const {oracleSweeper, oracleToolContext} = await import('./sweep.js')
+        return oracleSweeper(oracleToolContext(ctx, settings))
+      })
     },
   },
 }

@@ -1,6 +1,7 @@
 // Oracle Cloud leftovers by freeform tag cluster=<id>: instances and custom images, found with the
 // resource search of the OCI CLI (with the ~/.oci/config profile, or the API key's fields through
 // the OCI_CLI_* variables) and limited to the cluster's compartment.
+import type {CloudSettings} from '../../cluster/schema.js'
 import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 
 interface SearchItem {
@@ -13,9 +14,23 @@ interface SearchItem {
 
 const GONE = new Set(['TERMINATED', 'TERMINATING', 'DELETED', 'DELETING'])
 
-export function oracleSweeper(ctx: SweepContext): CloudSweeper {
+/** The sweep's context with the cluster's credentials and compartment for the OCI CLI (also the image builder's). */
+export function oracleToolContext(ctx: SweepContext, settings: CloudSettings): SweepContext {
+  // The profile when it lives in the default ~/.oci/config; else the key's fields for the CLI.
+  const keyEnv = settings.profile
+    ? {}
+    : {OCI_CLI_USER: settings.userOcid, OCI_CLI_FINGERPRINT: settings.fingerprint, OCI_CLI_KEY_FILE: settings.privateKeyPath, OCI_CLI_TENANCY: settings.tenancyOcid, OCI_CLI_REGION: settings.region}
+  return {...ctx, env: {...ctx.env, ...keyEnv}, compartment: settings.compartmentOcid, profile: settings.profile}
+}
+
+/** The OCI CLI in the cluster's region (and profile), printing JSON. */
+export function ociTool(ctx: SweepContext): (args: string[]) => Promise<string> {
   const common = ['--region', ctx.region, ...(ctx.profile ? ['--profile', ctx.profile] : [])]
-  const oci = (args: string[]) => runTool(ctx, 'oci', [...args, ...common, '--output', 'json'])
+  return (args) => runTool(ctx, 'oci', [...args, ...common, '--output', 'json'])
+}
+
+export function oracleSweeper(ctx: SweepContext): CloudSweeper {
+  const oci = ociTool(ctx)
   return {
     tool: 'oci',
     async list(kinds) {

@@ -5,8 +5,7 @@
 import {readFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 
-import {nodeDriverVars} from '../../cluster/management-contract.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {cloudPlaybookVars} from '../../providers/cloud-playbook-vars.js'
 import {bundleCitc} from '../../tools/bundle.js'
 import {withLog} from '../../transport/logged.js'
 import {asRootOn, sshTargetOf, writeKnownHosts} from '../../transport/management.js'
@@ -110,25 +109,4 @@ async function uploadDir(node: ManagementNodeSession): Promise<string> {
 async function makeUploadDir(ssh: SshTransport): Promise<string> {
   const r = await ssh.check(['mktemp', '-d', '/tmp/citc-upload.XXXXXXXX'], {timeoutMs: 60_000})
   return r.stdout.trim()
-}
-
-/** The variables management.yml gets on a cloud (group_vars/all.yml documents the common ones). */
-function cloudPlaybookVars(record: ClusterRecord) {
-  const outputs = record.terraform?.outputs ?? {}
-  return {
-    provider: record.provider,
-    cluster_name: record.name,
-    citc_bin: record.cloud?.citcBin,
-    citc_node_bin: record.cloud?.nodeBin,
-    mgmt_hostname: record.mgmt.hostname ?? 'mgmt',
-    // The cluster network's side of the management node: where slapd listens for the compute nodes.
-    mgmt_private_ip: outputs.mgmt_private_ip,
-    // The filesystem role mounts it at /mnt/shared (and records it in /etc/fstab).
-    shared_fs_host: outputs.shared_fs_host,
-    shared_fs_path: outputs.shared_fs_path,
-    shared_fs_type: outputs.shared_fs_type,
-    shared_fs_mount_options: outputs.shared_fs_mount_options,
-    // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
-    citc_node_driver: nodeDriverVars(record.provider, outputs, record.name),
-  }
 }

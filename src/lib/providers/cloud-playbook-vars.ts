@@ -1,0 +1,26 @@
+// The variables a cloud cluster's playbooks get on its management node: management.yml at create
+// (tasks/create/cloud-management-node-steps.ts) and compute.yml when an image is built there
+// (providers/cloud-image-builder.ts) — one tree, so a compute image is configured with exactly what the
+// management node was (group_vars/all.yml documents the common ones).
+import {nodeDriverVars} from '../cluster/management-contract.js'
+import type {ClusterRecord} from '../cluster/schema.js'
+
+export function cloudPlaybookVars(record: ClusterRecord): Record<string, unknown> {
+  const outputs = record.terraform?.outputs ?? {}
+  return {
+    provider: record.provider,
+    cluster_name: record.name,
+    citc_bin: record.cloud?.citcBin,
+    citc_node_bin: record.cloud?.nodeBin,
+    mgmt_hostname: record.mgmt.hostname ?? 'mgmt',
+    // The cluster network's side of the management node: where slapd listens for the compute nodes.
+    mgmt_private_ip: outputs.mgmt_private_ip,
+    // The filesystem role mounts it at /mnt/shared (and records it in /etc/fstab).
+    shared_fs_host: outputs.shared_fs_host,
+    shared_fs_path: outputs.shared_fs_path,
+    shared_fs_type: outputs.shared_fs_type,
+    shared_fs_mount_options: outputs.shared_fs_mount_options,
+    // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
+    citc_node_driver: nodeDriverVars(record.provider, outputs, record.name),
+  }
+}
