@@ -3,7 +3,7 @@
 // time, a failed node start reported at once, re-run converging, and destroy leaving nothing running.
 // Long: it installs and starts real services. Every wait is bounded.
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -15,6 +15,8 @@ import {sleep} from '../../src/lib/proc.js'
 
 const NAME = 'e2e'
 const USER = 'alice'
+const HOME = `/mnt/shared/home/${USER}`
+const IMAGES = `/var/lib/citc/images/${NAME}`
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const LIMITS = join(work, 'limits.yaml')
 const env = {CITC_DATA_DIR: join(work, 'data')}
@@ -68,6 +70,20 @@ const citcProcesses = () =>
     .filter((p) => !p.cmd.includes('/tmp/'))
 
 let blocker: Server | undefined
+let firstImage = ''
+
+/** A job's view of its node's image (/etc/citc/image.json), and whether `hello` is installed there. */
+function jobOnImage(): {version: string; hello: boolean} {
+  const out = `${HOME}/image-job.out`
+  rmSync(out, {force: true})
+  const r = sh('sbatch', ['--wait', '-N1', '-o', out, '--wrap', 'cat /etc/citc/image.json; command -v hello || echo no-hello'], {user: USER, timeoutMs: 120_000})
+  expect(r.status, r.stderr).toBe(0)
+  const text = readFileSync(out, 'utf8')
+  return {version: /"version": "(\d{14})"/.exec(text)![1], hello: text.includes('/usr/bin/hello')}
+}
+
+const imageVersion = (name: string) => name.replace(/^.*-v/, '')
+const allPoweredDown = () => ['0001', '0002', '0003', '0004'].every((n) => nodeState(`e2e-local-small-${n}`).includes('POWERED_DOWN'))
 let release: (() => void) | undefined
 
 beforeAll(async () => {
@@ -123,7 +139,30 @@ describe('a local cluster, end to end', () => {
     expect(doc.controller.up).toBe(true)
     expect(doc.nodes.map((n: {name: string}) => n.name)).toEqual(['e2e-local-small-0001', 'e2e-local-small-0002', 'e2e-local-small-0003', 'e2e-local-small-0004'])
     for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
+    // create built the first compute-node image and made it current.
+    expect(r.stdout).toMatch(/New nodes start from citc-slurm-compute-e2e-v\d{14}/)
+    firstImage = readlinkSync(join(IMAGES, 'current'))
+    expect(firstImage).toMatch(/^citc-slurm-compute-e2e-v\d{14}$/)
+    expect(JSON.parse(readFileSync(join(IMAGES, firstImage, 'rootfs/etc/citc/image.json'), 'utf8'))).toMatchObject({name: firstImage, cluster: NAME, arch: 'x86_64'})
+    // No secret in the image: nodes use this machine's munged.
+    expect(existsSync(join(IMAGES, firstImage, 'rootfs/etc/munge/munge.key'))).toBe(false)
   }, 900_000)
+
+  it('compute.yml converges on the image it built (--check: changed=0)', () => {
+    const rootfs = join(IMAGES, firstImage, 'rootfs')
+    const image = JSON.parse(readFileSync(join(rootfs, 'etc/citc/image.json'), 'utf8'))
+    const slurmVersion = execFileSync('dpkg-query', ['-W', '-f=${Version}', 'slurmctld'], {encoding: 'utf8'})
+    const vars = join(work, 'compute-vars.json')
+    writeFileSync(vars, JSON.stringify({provider: 'local', cluster_name: NAME, shared_dir: '/mnt/shared', slurm_version: slurmVersion, citc_image: image}))
+    const playbooks = join(import.meta.dirname, '..', '..', 'playbooks')
+    const r = spawnSync('ansible-playbook', ['--check', '-i', `${rootfs},`, '-c', 'citc_chroot', '-e', `@${vars}`, '-e', 'citc_image_build=true', join(playbooks, 'compute.yml')], {
+      encoding: 'utf8',
+      env: {...process.env, ANSIBLE_CONFIG: join(playbooks, 'ansible.cfg')},
+      timeout: 180_000,
+    })
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/ok=\d+\s+changed=0\s+unreachable=0\s+failed=0/)
+  }, 200_000)
 
   it('add-user makes a directory user with keys, home and a Slurm association', async () => {
     const r = await citc(['add-user', USER, '--first-name', 'Alice', '--surname', 'Liddell', '--key', join(work, 'alice.pub'), '-c', NAME, '--json'], {env})
@@ -151,13 +190,14 @@ describe('a local cluster, end to end', () => {
 
   it('runs a 2-node job as that user on two elastically started nodes, starting it as soon as they are up', () => {
     // Without citc's PrologSlurmctld, Slurm 22.05 would start it only at its next 30-second pass.
-    const r = sh('sbatch', ['--wait', '-N2', '-o', '/tmp/citc-e2e-job-%j.out', '--wrap', 'srun hostname'], {user: USER, timeoutMs: 270_000})
+    // Nodes boot the cluster's image: like cloud nodes they share only the shared filesystem (the home).
+    const r = sh('sbatch', ['--wait', '-N2', '-o', `${HOME}/job-%j.out`, '--wrap', 'srun hostname'], {user: USER, timeoutMs: 270_000})
     if (r.status !== 0) console.error(sh('scontrol', ['show', 'node', '--oneliner', '--all']).stdout, readFileSync('/var/log/citc/elastic.log', 'utf8').slice(-3000))
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const jobId = /Submitted batch job (\d+)/.exec(r.stdout)![1]
-    const out = readFileSync(`/tmp/citc-e2e-job-${jobId}.out`, 'utf8').trim().split('\n').sort()
-    rmSync(`/tmp/citc-e2e-job-${jobId}.out`)
+    const out = readFileSync(`${HOME}/job-${jobId}.out`, 'utf8').trim().split('\n').sort()
+    rmSync(`${HOME}/job-${jobId}.out`)
     expect(out).toHaveLength(2)
     expect(new Set(out).size).toBe(2)
     for (const h of out) expect(h).toMatch(/^e2e-local-small-000\d$/)
@@ -177,6 +217,64 @@ describe('a local cluster, end to end', () => {
     await until('every node powered down', 150_000, () => ['0001', '0002', '0003', '0004'].every((n) => nodeState(`e2e-local-small-${n}`).includes('POWERED_DOWN')))
     expect(citcProcesses().filter((p) => p.cmd.includes('slurmd -D'))).toEqual([])
   }, 160_000)
+
+  it('a job runs on the image create built', () => {
+    expect(jobOnImage()).toEqual({version: imageVersion(firstImage), hello: false})
+  }, 150_000)
+
+  it('rebuild-image --script: after the nodes power down, new jobs find the package and the new image', async () => {
+    const script = join(work, 'extra.sh')
+    writeFileSync(script, '#!/bin/sh\nset -e\napt-get update -qq\napt-get install -y -qq --no-install-recommends hello\n')
+    const r = await citc(['rebuild-image', '-c', NAME, '--script', script, '--yes', '--json'], {env, timeoutMs: 600_000})
+    if (r.code !== 0) throw new Error(`rebuild-image failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    const built = r.json().image
+    expect(built.name).not.toBe(firstImage)
+    expect(readlinkSync(join(IMAGES, 'current'))).toBe(built.name)
+    // Stored with the cluster: later builds run it again.
+    expect(readFileSync(join(work, 'data', 'clusters', NAME, 'compute-image.sh'), 'utf8')).toContain('hello')
+    await until('every node powered down', 150_000, allPoweredDown)
+    expect(jobOnImage()).toEqual({version: built.version, hello: true})
+
+    const list = await citc(['rebuild-image', '-c', NAME, '--list', '--json'], {env})
+    expect(list.code).toBe(0)
+    const images = list.json().images as Array<{name: string; version: string; createdAt: string; sizeBytes: number; arch: string; current: boolean; nodes: number}>
+    expect(images.map((i) => [i.name, i.current])).toEqual([[built.name, true], [firstImage, false]])
+    expect(images[0]).toMatchObject({arch: 'x86_64', version: built.version})
+    expect(images[0].sizeBytes).toBeGreaterThan(100e6)
+    expect(images[0].nodes).toBeGreaterThanOrEqual(1) // the node that ran the job is still up
+  }, 900_000)
+
+  it('rebuild-image --rollback: the next job runs on the previous image', async () => {
+    const r = await citc(['rebuild-image', '-c', NAME, '--rollback', '--yes', '--json'], {env})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json().current.name).toBe(firstImage)
+    expect(readlinkSync(join(IMAGES, 'current'))).toBe(firstImage)
+    await until('every node powered down', 150_000, allPoweredDown)
+    expect(jobOnImage()).toEqual({version: imageVersion(firstImage), hello: false})
+  }, 300_000)
+
+  it('a failing script fails the build (exit 4, the step and its last lines), and changes nothing', async () => {
+    const bad = join(work, 'bad.sh')
+    writeFileSync(bad, '#!/bin/sh\necho "citc-e2e: about to fail"\nexit 3\n')
+    const r = await citc(['rebuild-image', '-c', NAME, '--script', bad, '--yes'], {env, timeoutMs: 600_000})
+    expect(r.code).toBe(4)
+    expect(r.stderr).toMatch(/failed at the customisation script:/)
+    expect(r.stderr).toContain('citc-e2e: about to fail')
+    expect(readlinkSync(join(IMAGES, 'current'))).toBe(firstImage)
+    expect(readdirSync(IMAGES).filter((e) => e.endsWith('.partial'))).toEqual([])
+    expect(readFileSync(join(work, 'data', 'clusters', NAME, 'compute-image.sh'), 'utf8')).toContain('hello') // the stored script stays
+  }, 600_000)
+
+  it('--script none and --keep 1: a new image without the script, older ones deleted', async () => {
+    const r = await citc(['rebuild-image', '-c', NAME, '--script', 'none', '--keep', '1', '--yes', '--json'], {env, timeoutMs: 600_000})
+    if (r.code !== 0) throw new Error(`rebuild-image failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    const {image, pruned} = r.json()
+    expect(existsSync(join(work, 'data', 'clusters', NAME, 'compute-image.sh'))).toBe(false)
+    expect(pruned).toHaveLength(2)
+    expect(readdirSync(IMAGES).filter((e) => !e.startsWith('.')).sort()).toEqual([image.name, 'current'])
+    await until('every node powered down', 150_000, allPoweredDown)
+    expect(jobOnImage()).toEqual({version: image.version, hello: false})
+  }, 600_000)
 
   it('reports a node that cannot start to Slurm at once, with the reason', async () => {
     // Take node 0004's slurmd port, so its slurmd cannot start.
@@ -232,6 +330,10 @@ describe('a local cluster, end to end', () => {
     const log = readFileSync(r.json().ansibleLog, 'utf8')
     expect(log).toMatch(/changed=0\s/)
     expect(readFileSync(join(work, 'data', 'clusters', NAME, 'limits.yaml'), 'utf8')).toBe(readFileSync(LIMITS, 'utf8'))
+    // Nothing changed in the playbooks, the script or the Slurm version: no new image.
+    const current = readlinkSync(join(IMAGES, 'current'))
+    expect(r.json().image).toBe(current)
+    expect(readdirSync(IMAGES).filter((e) => !e.startsWith('.')).sort()).toEqual([current, 'current'])
   }, 300_000)
 
   it('destroy leaves no daemon of the cluster running, and the cluster is gone', async () => {
@@ -240,6 +342,7 @@ describe('a local cluster, end to end', () => {
     expect(r.stdout).toMatch(/stay installed/)
     expect(citcProcesses()).toEqual([])
     expect(existsSync('/mnt/shared/etc/slurm/slurm.conf')).toBe(false)
+    expect(existsSync(IMAGES)).toBe(false)
     const status = await citc(['status', '-c', NAME], {env})
     expect(status.code).toBe(5)
   }, 300_000)

@@ -107,7 +107,10 @@ describe('buildImage', () => {
     })
     node.on(['rm', '-f'])
     const {builder, seen} = fakeBuilder()
-    const error = await buildImage(builder, opts(node)).catch((e: unknown) => e as {kind: string; message: string; exitCode: number})
+    const error = (await buildImage(builder, opts(node)).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as {kind: string; message: string; exitCode: number}
     expect(error.exitCode).toBe(4)
     expect(error.message).toMatch(/^image citc-slurm-compute-demo-v20261123134502 failed at compute\.yml \(task slurmd : Install slurmd and Slurm's clients\):/)
     expect(error.message).toContain('fatal: [/r]: FAILED! => {"msg": "no package slurmd=99"}')

@@ -49,7 +49,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
       await wf.steps([powerDownNodes, teardown, checkNothingRuns, forget], ctx)
     },
   )
-  io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core) stay installed.`)
+  io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core, packer, mmdebstrap) stay installed.`)
   return {destroyed: name, poweredDown: stopped, packagesKept: true}
 }
 
