@@ -1,0 +1,34 @@
+// The local driver and the cluster's image: a node whose current image cannot boot fails at once,
+// with the reason Slurm will show — before anything is started (a temp dir stands in for the images).
+import {mkdirSync, mkdtempSync, readdirSync, symlinkSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {currentLocalImage, localDriver} from '../../../../src/lib/providers/local/driver.js'
+
+describe('local driver: booting the current image', () => {
+  it('fails a node at once, saying why, when the current image has no slurmd', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'citc-driver-image-'))
+    const imagesDir = join(dir, 'images')
+    mkdirSync(join(imagesDir, 'citc-slurm-compute-demo-v20260101000000', 'rootfs'), {recursive: true})
+    symlinkSync('citc-slurm-compute-demo-v20260101000000', join(imagesDir, 'current'))
+    const driver = localDriver({imagesDir, runDir: join(dir, 'run'), logDir: join(dir, 'log')})
+    const t0 = Date.now()
+    const [outcome] = await driver.resume([{name: 'demo-node-1', shape: 'local.small'}], () => undefined)
+    expect(Date.now() - t0).toBeLessThan(1000)
+    expect(outcome).toEqual({
+      name: 'demo-node-1',
+      ok: false,
+      error: `image citc-slurm-compute-demo-v20260101000000 cannot boot: ${imagesDir}/citc-slurm-compute-demo-v20260101000000/rootfs/usr/sbin/slurmd is missing (citc rebuild-image makes a new one)`,
+    })
+    expect(readdirSync(join(dir, 'run')).filter((f) => f.endsWith('.pid'))).toEqual([])
+  })
+
+  it('reads which image is current from the `current` link; none without one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'citc-driver-image-'))
+    expect(currentLocalImage(dir)).toBeUndefined()
+    symlinkSync('img-a', join(dir, 'current'))
+    expect(currentLocalImage(dir)).toEqual({name: 'img-a', rootfs: join(dir, 'img-a', 'rootfs')})
+  })
+})
