@@ -16,11 +16,14 @@ const SCRIPT = join(import.meta.dirname, '../../playbooks/roles/citc_programs/fi
 let sb: SlurmSandbox
 let work: string
 
-/** Run the script as slurmctld does: no environment but SLURM_* variables. Bounded. */
+/** slurmctld starts PrologSlurmctld with SIGCHLD blocked (seen in /proc/PID/status): so do the tests. */
+const BLOCK_SIGCHLD = 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD}); os.execv(sys.argv[1], sys.argv[1:])'
+
+/** Run the script as slurmctld does: no environment but SLURM_* variables, SIGCHLD blocked. Bounded. */
 function runProlog(env: Record<string, string>, timeoutMs = 30_000): Promise<{code: number | null; ms: number}> {
   return new Promise((resolve, reject) => {
     const started = Date.now()
-    const child = spawn(SCRIPT, [], {env, stdio: 'ignore'})
+    const child = spawn('/usr/bin/python3', ['-c', BLOCK_SIGCHLD, SCRIPT], {env, stdio: 'ignore'})
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`prolog still running after ${timeoutMs} ms`))
@@ -94,6 +97,19 @@ describe('prolog-slurmctld', () => {
     const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '10', SLURM_JOB_NODELIST: 'plg-static-1'})
     expect(readFileSync(marker, 'utf8')).toBe('job=10 nodes=plg-static-1\n')
     expect(r.code).toBe(3)
+  })
+
+  it('waits for a site program still running when the nodes are up, and ends with it (SIGCHLD blocked, as slurmctld starts it)', async () => {
+    const site = join(work, 'slow-site-prolog.sh')
+    writeFileSync(site, '#!/bin/sh\nsleep 1\nexit 0\n', {mode: 0o755})
+    const conf = join(work, 'slow-chained.conf')
+    writeFileSync(conf, readFileSync(sb.confPath, 'utf8'))
+    appendFileSync(conf, `#citc-chained-PrologSlurmctld=${site}\n`)
+    // Before: dash's `wait` on a running child never returned with SIGCHLD blocked (jobs stuck CONFIGURING).
+    const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '12', SLURM_JOB_NODELIST: 'plg-static-1'}, 15_000)
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeGreaterThanOrEqual(1000)
+    expect(r.ms).toBeLessThan(5000)
   })
 
   it('stops waiting at once when one of the job’s nodes failed to start (DOWN)', async () => {
