@@ -100,7 +100,11 @@ export function currentLocalImage(imagesDir: string): {name: string; rootfs: str
 
 /** True if pid runs the program at `exe` (a pid file can outlive its process and the pid be reused). */
 function runs(pid: number, exe: string): boolean {
-  return exeOf(pid) === realpathSync(exe)
+  try {
+    return exeOf(pid) === realpathSync(exe)
+  } catch {
+    return false // no such program here
+  }
 }
 
 /**
@@ -150,9 +154,10 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
   const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}
   const pidFile = (name: string) => join(o.runDir, `${name}.pid`)
   const slurmdPidFile = (name: string) => o.slurmdPidFile.replace('%n', name)
-  /** The node's slurmd, if its pid file names a live slurmd. */
+  /** Where a node booted from an image has its writable layer and root (mounted in its namespace only). */
   const stateDir = (name: string) => join(o.runDir, `${name}.node`)
   const imagesDir = o.imagesDir ?? (o.cluster ? join(LOCAL_IMAGES_ROOT, o.cluster) : undefined)
+  /** The node's slurmd, if its pid file names a live slurmd (this machine's, or the one in its image). */
   const slurmdPid = (name: string) => {
     const pid = readPid(slurmdPidFile(name))
     return pid !== undefined && pidAlive(pid) && (runs(pid, o.slurmd) || runsInNode(pid, join(stateDir(name), 'root'))) ? pid : undefined
