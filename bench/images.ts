@@ -37,15 +37,24 @@ async function until(what: string, probe: () => boolean, timeoutMs = 120_000) {
   }
 }
 
+/** The node programs' log (made by the first of them). */
+function elasticLog(): string {
+  try {
+    return readFileSync('/var/log/citc/elastic.log', 'utf8')
+  } catch {
+    return ''
+  }
+}
+
 /** One power-up of `node`: seconds from the request to IDLE, and the driver's launch → slurmd up (elastic.log). */
 async function startOnce(node: string): Promise<{toIdle: number; launch: number}> {
   await until(`${node} powered down`, () => state(node).includes('POWERED_DOWN'))
-  const logBefore = readFileSync('/var/log/citc/elastic.log', 'utf8').length
+  const logBefore = elasticLog().length
   const t0 = performance.now()
   run('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP'])
   await until(`${node} up`, () => /^IDLE$/.test(state(node)))
   const toIdle = (performance.now() - t0) / 1000
-  const log = readFileSync('/var/log/citc/elastic.log', 'utf8').slice(logBefore)
+  const log = elasticLog().slice(logBefore)
   const at = (re: RegExp) => Date.parse(log.split('\n').find((l) => re.test(l))!.split(' ')[0])
   const launch = (at(new RegExp(`${node}: slurmd is up`)) - at(new RegExp(`${node}: started slurmd`))) / 1000
   run('scontrol', ['update', `NodeName=${node}`, 'State=POWER_DOWN_FORCE'])
