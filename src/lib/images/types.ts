@@ -50,6 +50,8 @@ export type PackerVars = Record<string, string | number | boolean | string[]>
 export interface ImageBuilder {
   /** The Packer source that builds this provider's images, as -only takes it: "local.null.local". */
   packerOnly: string
+  /** The architectures it can build; undefined: x86_64 and arm64. Checked before anything starts (archFor). */
+  arches?: Arch[]
   /** Debian/Ubuntu packages the management node needs for a build (installed with apt when missing). */
   tools?: string[]
   /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */

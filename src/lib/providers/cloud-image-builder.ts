@@ -50,6 +50,8 @@ export interface BuildRef {
 export interface CloudImageApi {
   /** -only for its source in cloud.pkr.hcl. */
   packerOnly: string
+  /** What it can build (ImageBuilder.arches); default both. */
+  arches?: Arch[]
   /** Its variables of cloud.pkr.hcl for a build (from cluster.json's driver section). */
   vars(build: BuildRef): PackerVars
   /** Every citc image tagged with the cluster (inputs are not known to the cloud). */
@@ -91,6 +93,7 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
   return {
     packerOnly: api.packerOnly,
+    arches: api.arches ?? ['x86_64', 'arm64'],
     workDir: paths.workDir,
 
     async packageRoot() {

@@ -19,6 +19,8 @@ import {DOUBLES} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 import {nodeDriverVars} from '../../../src/lib/cluster/management-contract.js'
+import type {CitcError} from '../../../src/lib/errors.js'
+import {archFor} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
 import type {GoogleNodeConfig} from '../../../src/lib/providers/google/node-config.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-image-builders-'))
@@ -151,5 +153,26 @@ describe('oracle image builder', () => {
   it('refuses arm64 before any build: Packer 1.6.6 cannot launch flexible shapes', async () => {
     const {b} = builder('oracle')
     await expect(b.vars({name: nameOf(5), version: v(5), arch: 'arm64'})).rejects.toThrow(/cannot build arm64 images on Oracle Cloud yet/)
+  })
+
+  it('says so up front: --arch arm64 is a usage error (exit 2) from archFor, the other clouds build both', () => {
+    const {b} = builder('oracle')
+    expect(b.arches).toEqual(['x86_64'])
+    const e = (() => {
+      try {
+        return archFor(cloudRecord('oracle'), 'arm64', b.arches)
+      } catch (error) {
+        return error as CitcError
+      }
+    })() as CitcError
+    expect(e.kind).toBe('usage')
+    expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
+    expect(e.hint).toMatch(/leave --arch out \(or give x86_64\)/)
+    expect(archFor(cloudRecord('oracle'), undefined, b.arches)).toBe('x86_64')
+    for (const p of ['aws', 'google'] as const) {
+      const other = builder(p).b
+      expect(other.arches).toEqual(['x86_64', 'arm64'])
+      expect(archFor(cloudRecord(p), 'arm64', other.arches)).toBe('arm64')
+    }
   })
 })

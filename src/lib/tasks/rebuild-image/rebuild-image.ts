@@ -35,15 +35,22 @@ export async function imageBuilderFor(record: ClusterRecord, management: Transpo
   return make({record, management, signal, logFile})
 }
 
-/** The architecture to build: this machine's for local; x86_64 or arm64 on clouds. */
-export function archFor(record: ClusterRecord, given: string | undefined): Arch {
+/**
+ * The architecture to build: this machine's for local; x86_64 or arm64 on clouds, as far as the
+ * provider's builder can build it (`arches`: Oracle's cannot build arm64). A usage error, before anything starts.
+ */
+export function archFor(record: ClusterRecord, given: string | undefined, arches?: readonly Arch[]): Arch {
   if (given !== undefined && given !== 'x86_64' && given !== 'arm64') throw usageError(`--arch ${given}: expected x86_64 or arm64`)
   if (record.provider === 'local') {
     const here = hostArch()
     if (given && given !== here) throw usageError(`--arch ${given}: local nodes run on this machine, which is ${here}`, `leave --arch out (or give ${here})`)
     return here
   }
-  return (given as Arch | undefined) ?? 'x86_64'
+  const arch = (given as Arch | undefined) ?? 'x86_64'
+  if (arches && !arches.includes(arch)) {
+    throw usageError(`--arch ${arch}: citc cannot build ${arch} images on ${record.provider} (it builds ${arches.join(', ')})`, arches.length === 1 ? `leave --arch out (or give ${arches[0]})` : `give one of ${arches.join(', ')}`)
+  }
+  return arch
 }
 
 export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: string) {
@@ -79,7 +86,8 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
         record,
         management,
         builder,
-        arch,
+        // What this provider's builder can build: refused here, before any step (Oracle: no arm64).
+        arch: archFor(record, arch, builder.arches),
         script,
         storeScript: given === undefined ? undefined : {clusterDir: paths.dir, script: given},
         keep: input.keep,
@@ -153,6 +161,7 @@ export async function rollbackImage(io: Io, input: {cluster?: string; version?: 
     const management = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
     wf.cleanup(() => management.close())
     const builder = await imageBuilderFor(record, management, wf.signal, logFile)
+    archFor(record, arch, builder.arches)
     const images = await builder.list()
     const target = rollbackTarget(images, arch, input.version)
     const previous = images.find((i) => i.current && i.arch === arch)?.name
