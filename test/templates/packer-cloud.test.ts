@@ -47,7 +47,7 @@ async function varFile(provider: CloudProvider, over: Record<string, unknown> = 
   const node = new MemoryTransport().on(['install']).on(['sh', '-c'])
   const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, signal: new AbortController().signal, logFile: join(work, 'log')}
   const builder = FACTORIES[provider](ctx, paths)
-  const build = {...BUILD, arch: (over.arch as typeof BUILD.arch | undefined) ?? BUILD.arch}
+  const build = {...BUILD, arch: (over.arch as typeof BUILD.arch | undefined) ?? BUILD.arch, slurmVersion: '22.05.8-4+deb12u3'}
   const vars: Record<string, unknown> = {
     cluster: 'demo',
     version: BUILD.version,

@@ -126,8 +126,12 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
     async discard(build) {
       // Packer removes its build machine itself; an image it registered before failing is ours to delete.
+      // Never one citc recorded (collected or current): a build in the same UTC second as an earlier
+      // one has the same version, and that image is not this build's.
       try {
-        for (const image of mine(await images(), build)) await api.delete(image).catch(() => {})
+        const state = await readImageState(management, paths.stateFile)
+        const recorded = (i: ImageRecord) => state.inputs[i.name] !== undefined || Object.values(state.current).some((c) => c?.name === i.name)
+        for (const image of mine(await images(), build)) if (!recorded(image)) await api.delete(image).catch(() => {})
       } catch {
         // Never throws: the build's own error is what the user must see.
       }

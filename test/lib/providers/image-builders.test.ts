@@ -152,7 +152,7 @@ describe('oracle image builder', () => {
 
   it('refuses arm64 before any build: Packer 1.6.6 cannot launch flexible shapes', async () => {
     const {b} = builder('oracle')
-    await expect(b.vars({name: nameOf(5), version: v(5), arch: 'arm64'})).rejects.toThrow(/cannot build arm64 images on Oracle Cloud yet/)
+    await expect(b.vars({name: nameOf(5), version: v(5), arch: 'arm64', slurmVersion: '22.05.8-4+deb12u3'})).rejects.toThrow(/cannot build arm64 images on Oracle Cloud yet/)
   })
 
   it('says so up front: --arch arm64 is a usage error (exit 2) from archFor, the other clouds build both', () => {
