@@ -42,6 +42,11 @@ export interface ImageBuilderContext {
   signal: AbortSignal
   /** The run's log file on the workstation (builders log their own cloud calls there). */
   logFile: string
+  /**
+   * Clouds, a stand-in management node only (create's hidden --mgmt-image-root: the tests' sshd on
+   * loopback, whose / is this machine's): where the builder keeps its files on the node instead of /.
+   */
+  nodeRoot?: string
 }
 
 /** Variables of templates/packer/ a provider adds (non-secret: they are written to a var file). */

@@ -37,6 +37,12 @@ export const CLOUD_IMAGE_PATHS: CloudImagePaths = {
   mungeKeyFile: '/etc/munge/munge.key',
 }
 
+/** CLOUD_IMAGE_PATHS under `root` (a stand-in management node's sandbox), or as they are. */
+export function cloudImagePathsUnder(root: string | undefined): CloudImagePaths {
+  if (!root) return CLOUD_IMAGE_PATHS
+  return Object.fromEntries(Object.entries(CLOUD_IMAGE_PATHS).map(([k, v]) => [k, posix.join(root, v)])) as unknown as CloudImagePaths
+}
+
 /** Where create installs citc on a management node when cluster.yaml does not say (management-node-setup.ts). */
 const DEFAULT_PACKAGE_ROOT = '/opt/citc/lib/node_modules/citc'
 
@@ -86,7 +92,7 @@ export const HOST_KEYS_SCRIPT = [
   'done',
 ].join('\n')
 
-export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, paths: CloudImagePaths = CLOUD_IMAGE_PATHS): ImageBuilder {
+export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, paths: CloudImagePaths = cloudImagePathsUnder(ctx.nodeRoot)): ImageBuilder {
   const {record, management} = ctx
   const images = async () => (await api.images()).sort((a, b) => b.version.localeCompare(a.version))
   const mine = (all: ImageRecord[], b: BuildRef) => all.filter((i) => i.version === b.version && i.arch === b.arch)

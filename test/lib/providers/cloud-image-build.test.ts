@@ -25,9 +25,12 @@ import {connectSsh, type SshTransport} from '../../../src/lib/transport/ssh/inde
 import type {Transport} from '../../../src/lib/transport/types.js'
 import {buildStep, createImageSteps, type ImageContext, installImageTools, inputsStep, pruneStep, useStep} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
 import {DEFAULT_KEEP} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
-import {clusterWorkflow} from '../../../src/lib/tasks/workflow.js'
+import {SCRIPT_FILE} from '../../../src/lib/tasks/rebuild-image/image-script.js'
+import type {CloudCreateContext} from '../../../src/lib/tasks/create/cloud-create-context.js'
+import {cloudImageContext} from '../../../src/lib/tasks/create/cloud-image-steps.js'
+import {clusterWorkflow, type Workflow} from '../../../src/lib/tasks/workflow.js'
 import {ROOT} from '../../helpers/cli.js'
-import {DOUBLES} from '../../helpers/cloud.js'
+import {DOUBLES, packerDoubleEnv} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
 import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
 
@@ -41,9 +44,12 @@ const savedEnv = {PATH: process.env.PATH, CLOUD_DOUBLE_STATE: process.env.CLOUD_
 let sshd: SshdSandbox
 let ssh: SshTransport
 
-/** The management node as the build sees it: the packer double first on its PATH, the cloud double's state. */
-function withDoubles(t: Transport, extra: Record<string, string> = {}): Transport {
-  const env = {PATH: `${DOUBLES}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, CLOUD_DOUBLE_STATE: cloudState, PACKER_DOUBLE_LOG: packerLog, ...extra}
+/**
+ * The management node with a test's own settings of the packer double (PACKER_DOUBLE_FAIL, _KEEP) on
+ * every command. The double first on the node's PATH and the cloud double's state come from the sshd
+ * itself (SetEnv, as the e2e tests' stand-in nodes get them), so citc passes no PATH of its own.
+ */
+function withDoubles(t: Transport, env: Record<string, string> = {}): Transport {
   return {
     description: t.description,
     run: (argv, opts = {}) => t.run(argv, {...opts, env: {...env, ...opts.env}}),
@@ -89,7 +95,7 @@ beforeAll(async () => {
   writeFileSync(cloudState, JSON.stringify({resources: []}))
   process.env.PATH = `${DOUBLES}:${savedEnv.PATH}` // the aws CLI on "this machine"
   process.env.CLOUD_DOUBLE_STATE = cloudState
-  sshd = await startSshd()
+  sshd = await startSshd({setEnv: packerDoubleEnv({cloudState, packerLog})})
   ssh = await connectSsh({host: sshd.host, port: sshd.port, user: sshd.user, privateKey: sshd.clientKeyPath, hostKeyFingerprint: sshd.hostKeyFingerprint})
 }, 60_000)
 
@@ -204,4 +210,39 @@ describe('an aws image build on the management node over SSH (packer and the clo
     expect(r.exitCode).toBe(1)
     expect(r.stderr).toMatch(/Unset variable "version"/)
   }, 60_000)
+})
+
+describe("cloud create's image context (cloud-image-steps.ts)", () => {
+  const createCtx = (provider: 'aws' | 'oracle', mgmtShape: string, imageRoot?: string) => {
+    const r = cloudRecord(provider, 'demo', {prefix: join(node, 'opt', 'citc')})
+    r.cloud = {...r.cloud!, mgmtShape}
+    return {provider, record: () => r, node: {ssh, root: ssh, rootUnlogged: ssh}, paths: {dir: clusterDir}, opts: {standIn: imageRoot ? {imageRoot} : undefined}} as unknown as CloudCreateContext
+  }
+  const inWorkflow = <T>(fn: (wf: Workflow) => Promise<T>) =>
+    clusterWorkflow({paths: {dir: clusterDir, journal: join(clusterDir, 'journal'), logsDir: join(clusterDir, 'logs')}, command: 'citc test', renderer: 'silent'}, fn)
+
+  it("the management node's root, the provider's builder with its files under a stand-in's root, the shape's arch, the stored script", async () => {
+    writeFileSync(join(clusterDir, SCRIPT_FILE), '#!/bin/sh\necho extra\n')
+    try {
+      const ctx = await inWorkflow((wf) => cloudImageContext(wf, createCtx('aws', 't4g.medium', join(work, 'stand-in-root'))))
+      expect(ctx.management).toBe(ssh)
+      expect(ctx.builder.packerOnly).toBe('cloud.amazon-ebs.aws')
+      expect(ctx.builder.workDir).toBe(join(work, 'stand-in-root', 'var/lib/citc/image-builds'))
+      expect(ctx.arch).toBe('arm64') // t4g: Graviton
+      expect(ctx.script).toBe('#!/bin/sh\necho extra\n')
+      expect(ctx.keep).toBe(DEFAULT_KEEP)
+      const real = await inWorkflow((wf) => cloudImageContext(wf, createCtx('aws', 't3a.medium')))
+      expect(real.builder.workDir).toBe('/var/lib/citc/image-builds')
+      expect(real.arch).toBe('x86_64')
+    } finally {
+      rmSync(join(clusterDir, SCRIPT_FILE), {force: true})
+    }
+  })
+
+  it('an Oracle management node on an Ampere shape: a usage error before any image step (Oracle builds x86_64 only)', async () => {
+    const e = (await inWorkflow((wf) => cloudImageContext(wf, createCtx('oracle', 'VM.Standard.A1.Flex.2.12'))).catch((x: unknown) => x)) as CitcError
+    expect(e).toBeInstanceOf(CitcError)
+    expect(e.exitCode).toBe(2)
+    expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
+  })
 })
