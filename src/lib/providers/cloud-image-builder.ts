@@ -113,8 +113,8 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
     async vars(build) {
       // The provider's variables first: a cluster whose outputs lack something fails here, before any key is made.
+      // (buildImage made workDir already, and wrote compute.yml's variables there.)
       const own = api.vars(build)
-      await management.check(['install', '-d', '-m', '0700', paths.workDir], {timeoutMs: 30_000, signal: ctx.signal})
       await management.check(['sh', '-c', HOST_KEYS_SCRIPT, 'citc-host-keys', paths.hostKeysDir], {timeoutMs: 120_000, signal: ctx.signal})
       return {munge_key_file: paths.mungeKeyFile, host_keys_dir: paths.hostKeysDir, ssh_username: sshUsername(record), ...own}
     },

@@ -178,6 +178,7 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image:
   io.log(
     [
       `Cluster ${name} is ready. Management node: ${r.mgmt.user}@${r.mgmt.host}${r.mgmt.port !== 22 ? ` (port ${r.mgmt.port})` : ''}`,
+      ...(image ? [`New compute nodes start from image ${image} (\`citc rebuild-image -c ${name}\` builds another).`] : []),
       '',
       `  citc ssh -c ${name}                    # a shell on the management node (host key pinned)`,
       `  ${sshCommand}`,
