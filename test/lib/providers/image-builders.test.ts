@@ -3,7 +3,7 @@
 // the clouds. What is checked: list (newest first, current per architecture — recorded, else the
 // newest — and the nodes running each image), use, remove (AMI snapshots too), discard, and the
 // variables for the other architecture or one a cloud cannot build.
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
@@ -20,7 +20,8 @@ import {cloudRecord} from '../../helpers/cloud-records.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 import {nodeDriverVars} from '../../../src/lib/cluster/management-contract.js'
 import type {CitcError} from '../../../src/lib/errors.js'
-import {archFor} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
+import {archFor, buildableArches, rebuildImage, rollbackImage} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
+import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import type {GoogleNodeConfig} from '../../../src/lib/providers/google/node-config.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-image-builders-'))
@@ -174,5 +175,21 @@ describe('oracle image builder', () => {
       expect(other.arches).toEqual(['x86_64', 'arm64'])
       expect(archFor(cloudRecord(p), 'arm64', other.arches)).toBe('arm64')
     }
+  })
+
+  it('rebuild-image --arch arm64 on Oracle: exit 2 before connecting, locking or asking (the node here is unreachable)', async () => {
+    expect(await buildableArches(cloudRecord('oracle'))).toEqual(['x86_64'])
+    expect(await buildableArches(cloudRecord('aws'))).toEqual(['x86_64', 'arm64'])
+    const dataDir = mkdtempSync(join(work, 'data-'))
+    clusterRegistry(dataDir).create(cloudRecord('oracle'))
+    const io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: true, renderer: 'silent' as const}
+    const t0 = Date.now()
+    for (const run of [() => rebuildImage(io, {cluster: 'demo', keep: 3, arch: 'arm64'}, dataDir), () => rollbackImage(io, {cluster: 'demo', arch: 'arm64'}, dataDir)]) {
+      const e = (await run().catch((x: unknown) => x)) as CitcError
+      expect(e.exitCode).toBe(2)
+      expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
+    }
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(existsSync(join(dataDir, 'clusters', 'demo', 'logs')) && readdirSync(join(dataDir, 'clusters', 'demo', 'logs'))).toEqual([])
   })
 })

@@ -35,6 +35,23 @@ export async function imageBuilderFor(record: ClusterRecord, management: Transpo
   return make({record, management, signal, logFile})
 }
 
+/** A management node not connected yet: builders are made without using it, so a builder's own facts (arches) can be asked first. */
+const NOT_CONNECTED: Transport = (() => {
+  const refuse = async (): Promise<never> => {
+    throw new Error('internal: the image builder used the management node before citc connected to it')
+  }
+  return {description: 'the management node (not connected)', run: refuse, check: refuse, readFile: refuse, writeFile: refuse, close: async () => {}}
+})()
+
+/**
+ * The architectures the provider's builder can build (undefined: any), asked before anything
+ * connects or starts, so an --arch it cannot build is a usage error at once (not after SSH).
+ */
+export async function buildableArches(record: ClusterRecord): Promise<Arch[] | undefined> {
+  const make = await providerModule(record.provider).imageBuilder()
+  return make?.({record, management: NOT_CONNECTED, signal: new AbortController().signal, logFile: '/dev/null'}).arches
+}
+
 /**
  * The architecture to build: this machine's for local; x86_64 or arm64 on clouds, as far as the
  * provider's builder can build it (`arches`: Oracle's cannot build arm64). A usage error, before anything starts.
@@ -59,7 +76,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
   const record = registry.get(name)
   const paths = registry.paths(name)
   if (!Number.isInteger(input.keep) || input.keep < 1) throw usageError(`--keep ${input.keep}: keep at least 1 image`)
-  const arch = archFor(record, input.arch)
+  const arch = archFor(record, input.arch, await buildableArches(record))
   // Read and check --script before anything changes; it is stored only once the build succeeded.
   const given = input.script === undefined ? undefined : readScriptFlag(input.script)
   const script = given === undefined ? storedScript(paths.dir) : (given ?? undefined)
@@ -86,8 +103,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
         record,
         management,
         builder,
-        // What this provider's builder can build: refused here, before any step (Oracle: no arm64).
-        arch: archFor(record, arch, builder.arches),
+        arch,
         script,
         storeScript: given === undefined ? undefined : {clusterDir: paths.dir, script: given},
         keep: input.keep,
@@ -155,13 +171,12 @@ export async function rollbackImage(io: Io, input: {cluster?: string; version?: 
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
-  const arch = archFor(record, input.arch)
+  const arch = archFor(record, input.arch, await buildableArches(record))
   return clusterWorkflow({paths: registry.paths(name), command: 'citc rebuild-image --rollback', renderer: io.renderer, lock: {wait: input.wait ?? false, timeoutMs: 10 * 60_000}}, async (wf) => {
     const logFile = wf.logFile('rebuild-image')
     const management = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
     wf.cleanup(() => management.close())
     const builder = await imageBuilderFor(record, management, wf.signal, logFile)
-    archFor(record, arch, builder.arches)
     const images = await builder.list()
     const target = rollbackTarget(images, arch, input.version)
     const previous = images.find((i) => i.current && i.arch === arch)?.name
