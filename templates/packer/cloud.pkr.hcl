@@ -298,7 +298,9 @@ build {
     inline = [
       "if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null || true; fi",
       "command -v python3 >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3)",
-      "install -d -m 0700 -o ${var.ssh_username} ${local.staging}",
+      # The host keys' directory too: a file provisioner uploading a directory's contents ("dir/")
+      # needs its destination to exist.
+      "install -d -m 0700 -o ${var.ssh_username} ${local.staging} ${local.staging}/host-keys",
     ]
   }
 
