@@ -79,6 +79,7 @@ Ctrl-C, skipping the steps done.`
     'mgmt-ssh-port': Flags.integer({hidden: true, min: 1, max: 65535, description: 'clouds: reach the management node on this SSH port instead of 22 (a stand-in node)'}),
     'mgmt-prefix': Flags.string({hidden: true, description: 'clouds: install citc on the management node under this prefix instead of /opt/citc'}),
     'mgmt-playbook': Flags.string({hidden: true, description: 'clouds: run this playbook on the management node instead of management.yml (a stand-in node)'}),
+    'mgmt-image-root': Flags.string({hidden: true, description: 'clouds: keep the image builds\' files on the management node under this directory instead of / (a stand-in node)'}),
   }
 
   async run() {
@@ -101,7 +102,7 @@ Ctrl-C, skipping the steps done.`
       providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],
-      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook']},
+      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook'], imageRoot: flags['mgmt-image-root']},
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
     if ('local' in plan) {

@@ -298,21 +298,23 @@ build {
     inline = [
       "if command -v cloud-init >/dev/null 2>&1; then cloud-init status --wait >/dev/null || true; fi",
       "command -v python3 >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3)",
-      "install -d -m 0700 -o ${var.ssh_username} ${local.staging}",
+      # The host keys' directory too: a file provisioner uploading a directory's contents ("dir/")
+      # needs its destination to exist.
+      "install -d -m 0700 -o ${var.ssh_username} ${local.staging} ${local.staging}/host-keys",
     ]
   }
 
   # Decision: the munge key is baked into the image, as CitC did. The image is private to the cluster's
   # account/project/compartment and tagged with it; delivering the key at boot through user-data or
   # instance metadata would expose it to every job on the node, since any process can read the
-  # metadata service. It is installed after compute.yml (below), which must not need it.
+  # metadata service. compute.yml's munge_key role installs it from the staging dir (munge_key_src).
   provisioner "file" {
     source      = var.munge_key_file
     destination = "${local.staging}/munge.key"
   }
 
   # The same host keys on every compute node (as CitC): users' known_hosts survive nodes coming and
-  # going and images being rebuilt.
+  # going and images being rebuilt. compute.yml's ssh_host_keys role installs them (compute_host_keys_dir).
   provisioner "file" {
     source      = "${var.host_keys_dir}/"
     destination = "${local.staging}/host-keys"
@@ -320,7 +322,15 @@ build {
 
   # The compute playbook, run from the management node over Packer's own SSH connection to the build
   # machine. use_proxy = false: Packer's SSH proxy offers ssh-rsa host keys, which OpenSSH >= 8.8
-  # refuses (hashicorp/packer-plugin-ansible#69).
+  # refuses (hashicorp/packer-plugin-ansible#69). The munge key and the host keys uploaded above are
+  # installed by its roles (munge_key, ssh_host_keys: copies on the build machine), so a --check run
+  # with the same variables reports nothing to change.
+  #
+  # ANSIBLE_HOST_KEY_CHECKING=False: the build machine is a fresh temporary VM reached on its private
+  # address inside the cluster's network, whose host key nobody can know in advance (the cloud makes it
+  # at first boot). Packer's own SSH communicator, which ran the steps above on the same machine, does
+  # not pin it either, and Packer 1.6.6 has no setting that hands its communicator's key to Ansible: a
+  # known_hosts check here would add nothing but a refusal of every build.
   provisioner "ansible" {
     playbook_file = "${var.playbooks_dir}/compute.yml"
     use_proxy     = false
@@ -331,17 +341,16 @@ build {
       "-e", "citc_image_build=true",
       "-e", "citc_image_name=${var.image_name}",
       "-e", "citc_image_version=${var.version}",
+      "-e", "munge_key_src=${local.staging}/munge.key",
+      "-e", "compute_host_keys_dir=${local.staging}/host-keys",
     ]
     ansible_env_vars = ["ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_CONFIG=${var.playbooks_dir}/ansible.cfg"]
   }
 
+  # The staged secrets go once the roles installed them: the image keeps only the installed copies.
   provisioner "shell" {
     execute_command = "sudo -n sh -eu '{{.Path}}'"
-    inline = [
-      "install -D -o munge -g munge -m 0400 ${local.staging}/munge.key /etc/munge/munge.key",
-      "for k in ${local.staging}/host-keys/ssh_host_*_key; do [ -e \"$k\" ] || continue; install -o root -g root -m 0600 \"$k\" /etc/ssh/; install -o root -g root -m 0644 \"$k.pub\" /etc/ssh/; done",
-      "rm -rf ${local.staging}",
-    ]
+    inline          = ["rm -rf ${local.staging}"]
   }
 
   # The cluster's customisation (CitC's compute_image_extra.sh), last, as root; its failure fails the build.

@@ -6,6 +6,10 @@
 // create's hidden stand-in flags (standIn below): its port (--mgmt-ssh-port), a prefix under this test's
 // directory (--mgmt-prefix), and test/fixtures/cloud-mgmt-test.yml instead of management.yml
 // (--mgmt-playbook), which would reconfigure this machine (test/e2e/local-cluster.test.ts runs it).
+// Create's last step builds the first compute-node image there: `packer` on the node's PATH is the
+// packer TEST DOUBLE (test/doubles/packer, through sshd's SetEnv), the cloud is the cloud API double
+// (its state file, which the aws CLI double here lists), and the image builds' files on the node live
+// under a directory of this test (--mgmt-image-root) instead of this machine's /etc and /var/lib.
 import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -13,7 +17,8 @@ import {join, resolve} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
+import {doublesEnv, packerBuilds, packerDoubleEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
+import {parseImageState} from '../../src/lib/providers/cloud-image-state.js'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {generateFromLimits} from '../../src/lib/tasks/finish/generate-config.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
@@ -28,6 +33,7 @@ const servers: SshdSandbox[] = []
 
 beforeAll(() => {
   mkdirSync(join(work, 'home'))
+  writeFileSync(cloudState, JSON.stringify({resources: []}))
 })
 afterAll(async () => {
   for (const s of servers) await s.stop()
@@ -48,10 +54,27 @@ const outputs = (name: string, port: number) => {
   ports.set(name, port)
   return writeAwsOutputs(join(work, `${name}-outputs.json`), name)
 }
+/** Where the image builds of cluster `name` keep their files on its stand-in node (its /), with the munge key management.yml would have made. */
+function imageRoot(name: string): string {
+  const root = join(work, 'node-root', name)
+  if (!existsSync(join(root, 'etc', 'munge', 'munge.key'))) {
+    mkdirSync(join(root, 'etc', 'munge'), {recursive: true})
+    writeFileSync(join(root, 'etc', 'munge', 'munge.key'), Buffer.alloc(1024, 5), {mode: 0o400})
+  }
+  return root
+}
 /** create's hidden flags for the stand-in management node of cluster `name`. */
-const standIn = (name: string) => standInFlags({prefix, playbook: PLAYBOOK, port: ports.get(name)})
+const standIn = (name: string) => standInFlags({prefix, playbook: PLAYBOOK, port: ports.get(name), imageRoot: imageRoot(name)})
 
-const env = (name: string, extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: tfLog(name)}, extra)
+/** The cloud API double's state (images the packer double "made") and the packer double's calls. */
+const cloudState = join(work, 'cloud.json')
+const packerLog = join(work, 'packer-calls.log')
+const env = (name: string, extra: NodeJS.ProcessEnv = {}) => doublesEnv({dataDir, home: join(work, 'home'), tfLog: tfLog(name), cloudState}, extra)
+/** images.json on the stand-in node of cluster `name`. */
+const imageState = (name: string) => parseImageState(readFileSync(join(imageRoot(name), 'etc', 'citc', 'images.json'), 'utf8'))
+/** The images of cluster `name` in the cloud double. */
+const cloudImages = (name: string) =>
+  existsSync(cloudState) ? (JSON.parse(readFileSync(cloudState, 'utf8')) as {resources: Array<{kind: string; name: string; tags?: Record<string, string>}>}).resources.filter((r) => r.kind === 'image' && r.tags?.cluster === name) : []
 
 const create = (name: string, args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> =>
   citc(['create', '--provider', 'aws', '--name', name, '--region', 'us-east-1', ...args, ...standIn(name)], {env: env(name, extra), timeoutMs})
@@ -63,6 +86,7 @@ async function managementNode(name: string, opts: {ownHostKey?: boolean} = {}): 
   const s = await startSshd({
     hostKeyFile: opts.ownHostKey ? undefined : join(keysDir(name), 'mgmt_host_ed25519'),
     authorizeKey: readFileSync(join(keysDir(name), 'admin_ed25519.pub'), 'utf8'),
+    setEnv: packerDoubleEnv({cloudState, packerLog}),
   })
   servers.push(s)
   return s
@@ -208,7 +232,7 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
     const doc = r.json()
     expect(doc.mgmt).toMatchObject({host: '127.0.0.1', port: sshd.port, user: sshd.user})
-    expect(doc.steps).toEqual(expect.arrayContaining(['render', 'init', 'plan', 'apply', 'outputs', 'ssh', 'tools', 'install', 'playbook']))
+    expect(doc.steps).toEqual(expect.arrayContaining(['render', 'init', 'plan', 'apply', 'outputs', 'ssh', 'tools', 'install', 'playbook', 'image']))
     expect(doc.outputs.vpc_id).toBe('vpc-0abc')
     expect(calls('full').filter((l) => l.startsWith('apply'))).toEqual(['apply -input=false -no-color -lock-timeout=60s citc.tfplan'])
     // cluster.yaml: the address Terraform gave, the outputs, ready.
@@ -228,6 +252,15 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
     // A known_hosts file with only the pinned key, for the system's ssh.
     const knownHosts = readFileSync(join(keysDir('full'), 'known_hosts'), 'utf8')
     expect(knownHosts).toBe(`[127.0.0.1]:${sshd.port} ${readFileSync(join(keysDir('full'), 'mgmt_host_ed25519.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`)
+    // The first compute-node image: Packer (the double) ran once on the node with the aws source and
+    // the installed citc's templates, the image is in the cloud, tagged, and current in images.json.
+    expect(doc.image).toMatch(/^citc-slurm-compute-full-v\d{14}$/)
+    const builds = packerBuilds(packerLog).filter((l) => l.includes(`${doc.image}.pkrvars.json`))
+    expect(builds).toEqual([`build -color=false -timestamp-ui -only=cloud.amazon-ebs.aws -var-file=${imageRoot('full')}/var/lib/citc/image-builds/${doc.image}.pkrvars.json ${prefix}/lib/node_modules/citc/templates/packer`])
+    expect(cloudImages('full').map((i) => [i.name, i.tags?.['citc-image-arch']])).toEqual([[doc.image, 'x86_64']])
+    const state = imageState('full')
+    expect(state.current.x86_64?.name).toBe(doc.image)
+    expect(state.inputs[doc.image]).toMatch(/^[0-9a-f]{16}$/)
   }, 240_000)
 
   it('a plain re-run converges: plans no change, applies nothing new, skips the installed package', async () => {
@@ -238,6 +271,11 @@ describe('citc create --provider aws, all the way, over SSH to a real sshd', () 
     expect(r.stdout).toMatch(/already installed on the management node/)
     const again = calls('full').slice(before)
     expect(again.some((l) => l.startsWith('plan'))).toBe(true)
+    // Nothing that goes into the image changed: no build, the same image current.
+    const current = imageState('full').current.x86_64?.name
+    expect(r.stdout).toMatch(new RegExp(`Compute-node image ${current}: unchanged`))
+    expect(packerBuilds(packerLog).filter((l) => l.includes('citc-slurm-compute-full-'))).toHaveLength(1)
+    expect(cloudImages('full')).toHaveLength(1)
   }, 120_000)
 
   it('citc ssh -- runs a command with the pinned key and passes its exit code through', async () => {

@@ -17,6 +17,11 @@
 // options bind instead of an NFS export (this machine's kernel has no NFS client), so the filesystem
 // role's mount, /etc/fstab entry and teardown run for real on something mount(8) accepts here.
 //
+// Create's last step builds the first compute-node image on the node: `packer` found there through
+// ADMIN's sudo is the packer TEST DOUBLE (test/doubles/packer; a real build needs a cloud), which
+// "creates" the image in the cloud API double's state (cloud.json) that citc's aws CLI here (the
+// double) lists; images.json, the compute host keys and the build's files are the real paths.
+//
 // It changes this machine's services like the local-cluster test, so it takes the same machine-wide
 // lock, refuses to run where a citc cluster lives, and runs teardown.yml at the end (citc destroy of a
 // cloud cluster leaves the management node to Terraform, which here is a double).
@@ -30,7 +35,9 @@ import {pidAlive} from '../../src/lib/proc.js'
 import {runPlaybook} from '../../src/lib/tools/ansible.js'
 import {localTransport} from '../../src/lib/transport/local.js'
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
-import {doublesEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
+import {DOUBLES, doublesEnv, packerBuilds, packerDoubleEnv, standInFlags, writeAwsOutputs} from '../helpers/cloud.js'
+import {IMAGES_JSON, parseImageState} from '../../src/lib/providers/cloud-image-state.js'
+import {CLOUD_IMAGE_PATHS} from '../../src/lib/providers/cloud-image-builder.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {waitFor} from '../helpers/wait.js'
@@ -48,8 +55,14 @@ const exportDir = join(work, 'nfs-export') // what the "cloud filesystem" holds
 const keysDir = join(dataDir, 'clusters', NAME, 'keys')
 const noRegistryBin = join(work, 'no-registry-bin') // first on ADMIN's sudo PATH: an npm without a registry
 const emptyNpmCache = join(work, 'empty-npm-cache')
+const cloudState = join(work, 'cloud.json')
+const packerLog = join(work, 'packer-calls.log')
+/** The image builds' work dir is this machine's: removed at the end unless it was here before. */
+const buildsDirBefore = existsSync(CLOUD_IMAGE_PATHS.workDir)
+// The packer double after the npm stand-in on root's PATH, and the doubles' variables through sudo.
 const sudoers = () =>
-  `Defaults:${ADMIN} secure_path="${noRegistryBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\n${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`
+  `Defaults:${ADMIN} secure_path="${noRegistryBin}:${DOUBLES}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\n` +
+  `Defaults:${ADMIN} env_keep += "CLOUD_DOUBLE_STATE PACKER_DOUBLE_LOG"\n${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`
 let sshd: SshdSandbox | undefined
 let release: (() => void) | undefined
 let configured = false
@@ -61,7 +74,7 @@ function sh(cmd: string, args: string[]) {
 }
 
 const env = (extra: NodeJS.ProcessEnv = {}) =>
-  doublesEnv({dataDir, home: join(work, 'home'), tfLog: join(work, 'terraform-calls.log'), cloudLog: join(work, 'cloud-calls.log'), cloudState: join(work, 'cloud.json')}, extra)
+  doublesEnv({dataDir, home: join(work, 'home'), tfLog: join(work, 'terraform-calls.log'), cloudLog: join(work, 'cloud-calls.log'), cloudState}, extra)
 const run = (args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> => citc(args, {env: env(extra), timeoutMs})
 
 /** `terraform output -json` of the double: the management node is this machine, on the sshd's port. */
@@ -115,6 +128,7 @@ beforeAll(async () => {
     {mode: 0o755},
   )
   writeFileSync(join(exportDir, 'already-there'), 'data on the shared filesystem before the cluster\n')
+  writeFileSync(cloudState, JSON.stringify({resources: []}))
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${USER}@e2e`, '-f', join(work, USER)])
 }, 60 * 60_000)
 
@@ -126,6 +140,7 @@ afterAll(async () => {
     if (mounted() && readFileSync('/etc/fstab', 'utf8').includes(exportDir)) sh('umount', [SHARED])
   } finally {
     rmSync(SUDOERS, {force: true})
+    if (!buildsDirBefore) rmSync(CLOUD_IMAGE_PATHS.workDir, {recursive: true, force: true})
     if (spawnSync('getent', ['passwd', ADMIN]).status === 0) sh('userdel', ['--remove', ADMIN])
     rmSync(work, {recursive: true, force: true, maxRetries: 5, retryDelay: 200})
     release?.()
@@ -138,7 +153,7 @@ describe('a cloud management node configured over SSH with the real management.y
     writeFileSync(limits, 'c5.xlarge: 2\n')
     const planned = await run(['create', '--provider', 'aws', '--name', NAME, '--region', 'us-east-1', '--limits', limits, '--plan-only'])
     expect(planned.code, planned.stderr).toBe(0)
-    sshd = await startSshd({hostKeyFile: join(keysDir, 'mgmt_host_ed25519'), authorizeKey: readFileSync(join(keysDir, 'admin_ed25519.pub'), 'utf8')})
+    sshd = await startSshd({hostKeyFile: join(keysDir, 'mgmt_host_ed25519'), authorizeKey: readFileSync(join(keysDir, 'admin_ed25519.pub'), 'utf8'), setEnv: packerDoubleEnv({cloudState, packerLog})})
     // sshd reads AuthorizedKeysFile as the user logging in: let ADMIN read it (it holds public keys only).
     chmodSync(sshd.dir, 0o755)
     chmodSync(join(sshd.dir, 'authorized_keys'), 0o644)
@@ -163,6 +178,11 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(r.stdout).toMatch(/Configured the management node \(management\.yml: ok=\d+ changed=\d+ failed=0\)/)
     expect(r.stdout).toMatch(/Configuration applied \((restart|reconfigure)\)/)
     expect(r.stdout).toMatch(/Cluster cm is ready/)
+    // The first compute-node image: built by the packer double through sudo, current in images.json.
+    const built = /Built (citc-slurm-compute-cm-v\d{14}) in \d+ s/.exec(r.stdout)?.[1]
+    expect(built, r.stdout).toBeDefined()
+    expect(packerBuilds(packerLog)).toEqual([expect.stringMatching(new RegExp(`^build -color=false -timestamp-ui -only=cloud\\.amazon-ebs\\.aws -var-file=${CLOUD_IMAGE_PATHS.workDir}/${built}\\.pkrvars\\.json ${prefix}/lib/node_modules/citc/templates/packer$`))])
+    expect(parseImageState(readFileSync(IMAGES_JSON, 'utf8')).current.x86_64?.name).toBe(built)
     expect(JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8'))).toMatchObject({name: NAME, provider: 'aws'})
     // citc logged in as ADMIN and became root through sudo.
     expect(readFileSync(join(dataDir, 'clusters', NAME, 'cluster.yaml'), 'utf8')).toMatch(new RegExp(`user: ${ADMIN}\\n[\\s\\S]*sudo: true`))
@@ -249,7 +269,9 @@ describe('a cloud management node configured over SSH with the real management.y
   it('destroy: no node to power down, terraform destroy (double), sweep, state gone', async () => {
     const r = await run(['destroy', NAME, '--yes', '--json'])
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
-    expect(r.json()).toMatchObject({destroyed: NAME, poweredDown: [], sweep: {found: []}})
+    // The sweep finds the image create built (and its snapshot) by the cluster's tag.
+    expect(r.json()).toMatchObject({destroyed: NAME, poweredDown: []})
+    expect(r.json().sweep.found.map((f: {kind: string}) => f.kind).sort()).toEqual(['image', 'snapshot'])
     expect(existsSync(join(dataDir, 'clusters', NAME))).toBe(false)
   })
 

@@ -1,7 +1,7 @@
 // What the cloud tests share: the environment that puts the TEST DOUBLES (test/doubles: terraform, and
 // the aws/gcloud/oci CLIs of the sweep) in place of the real tools, and the `terraform output -json`
 // document the terraform double answers with for an aws cluster whose management node is an sshd here.
-import {writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {userInfo} from 'node:os'
 import {join, resolve} from 'node:path'
 
@@ -31,12 +31,27 @@ export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; clo
  * src/lib/tasks/create/create-cloud.ts): an sshd on loopback at `port`, citc installed under `prefix`, and
  * `playbook` run instead of management.yml. Terraform's outputs know nothing of them, as on a cloud.
  */
-export function standInFlags(o: {port?: number; prefix?: string; playbook?: string}): string[] {
+export function standInFlags(o: {port?: number; prefix?: string; playbook?: string; imageRoot?: string}): string[] {
   return [
     ...(o.port ? ['--mgmt-ssh-port', String(o.port)] : []),
     ...(o.prefix ? ['--mgmt-prefix', o.prefix] : []),
     ...(o.playbook ? ['--mgmt-playbook', o.playbook] : []),
+    ...(o.imageRoot ? ['--mgmt-image-root', o.imageRoot] : []),
   ]
+}
+
+/**
+ * The environment of a stand-in management node's sessions (startSshd's setEnv) for image builds:
+ * the packer TEST DOUBLE first on its PATH, "creating" images in the cloud API double's state that
+ * citc's aws CLI (the double, on this machine) then lists, and logging its calls.
+ */
+export function packerDoubleEnv(o: {cloudState: string; packerLog: string}): Record<string, string> {
+  return {PATH: `${DOUBLES}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, CLOUD_DOUBLE_STATE: o.cloudState, PACKER_DOUBLE_LOG: o.packerLog}
+}
+
+/** The packer double's `build` calls so far (PACKER_DOUBLE_LOG). */
+export function packerBuilds(log: string): string[] {
+  return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.startsWith('build ')) : []
 }
 
 /**
@@ -54,7 +69,8 @@ export function writeAwsOutputs(file: string, name: string, overrides: Record<st
     mgmt_shape: 't3a.medium',
     region: 'us-east-1',
     zone: 'us-east-1a',
-    base_image: {id: 'ami-0123', os: 'ubuntu-24.04'},
+    // What templates/terraform/aws outputs for the management node's AMI (the image builder's base).
+    base_image: {id: 'ami-0123', os: 'ubuntu-24.04', owner: '099720109477', architecture: 'x86_64', name_filter: 'ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*'},
     shared_fs_host: '10.0.0.20',
     shared_fs_path: '/',
     shared_fs_type: 'nfs4',

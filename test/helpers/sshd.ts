@@ -60,6 +60,11 @@ export interface SshdOptions {
   authorizeKey?: string
   /** Listen on this port (default: a free one). */
   port?: number
+  /**
+   * Environment of every session (sshd_config SetEnv: it overrides sshd's default PATH too), e.g. a
+   * PATH with test doubles first, as a stand-in management node's own programs would be found.
+   */
+  setEnv?: Record<string, string>
 }
 
 export async function startSshd(opts: SshdOptions = {}): Promise<SshdSandbox> {
@@ -102,6 +107,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshdSandbox> {
           'LogLevel INFO',
           'MaxSessions 20',
           `Subsystem sftp ${SFTP_SERVER}`,
+          ...(opts.setEnv ? [`SetEnv ${Object.entries(opts.setEnv).map(([k, v]) => `"${k}=${v}"`).join(' ')}`] : []),
           '',
         ].join('\n'),
       )

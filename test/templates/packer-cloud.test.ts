@@ -8,10 +8,12 @@ import {execFileSync, spawnSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {parse as parseHcl} from '@cdktf/hcl2json'
 import {afterAll, describe, expect, it} from 'vitest'
+import {parse as parseYaml} from 'yaml'
 
 import type {ImageBuilderContext} from '../../src/lib/images/types.js'
-import type {CloudImagePaths} from '../../src/lib/providers/cloud-image-builder.js'
+import {HOST_KEYS_SCRIPT, type CloudImagePaths} from '../../src/lib/providers/cloud-image-builder.js'
 import {createAwsImageBuilder} from '../../src/lib/providers/aws/image-builder.js'
 import {createGoogleImageBuilder} from '../../src/lib/providers/google/image-builder.js'
 import {createOracleImageBuilder} from '../../src/lib/providers/oracle/image-builder.js'
@@ -45,7 +47,7 @@ async function varFile(provider: CloudProvider, over: Record<string, unknown> = 
   const node = new MemoryTransport().on(['install']).on(['sh', '-c'])
   const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, signal: new AbortController().signal, logFile: join(work, 'log')}
   const builder = FACTORIES[provider](ctx, paths)
-  const build = {...BUILD, arch: (over.arch as typeof BUILD.arch | undefined) ?? BUILD.arch}
+  const build = {...BUILD, arch: (over.arch as typeof BUILD.arch | undefined) ?? BUILD.arch, slurmVersion: '22.05.8-4+deb12u3'}
   const vars: Record<string, unknown> = {
     cluster: 'demo',
     version: BUILD.version,
@@ -124,5 +126,44 @@ describe('templates/packer/cloud.pkr.hcl with the real packer validate', () => {
   it('is formatted as packer fmt writes it', () => {
     const r = spawnSync('packer', ['fmt', '-check', join(TEMPLATE_DIR, 'cloud.pkr.hcl')], {encoding: 'utf8'})
     expect(r.status, r.stdout).toBe(0)
+  })
+})
+
+interface Provisioners {
+  file: Array<{source: string; destination: string}>
+  ansible: Array<{extra_arguments: string[]; ansible_env_vars: string[]}>
+  shell: Array<{inline?: string[]}>
+}
+
+describe("cloud.pkr.hcl's provisioners and compute.yml's roles (read with HashiCorp's HCL parser)", () => {
+  const template = readFileSync(join(TEMPLATE_DIR, 'cloud.pkr.hcl'), 'utf8')
+  const provisioners = async () => ((await parseHcl('cloud.pkr.hcl', template)) as {build: Array<{provisioner: Provisioners}>}).build[0].provisioner
+  const extraVars = (args: string[]) => Object.fromEntries(args.flatMap((a, i) => (args[i - 1] === '-e' && /^\w+=/.test(a) ? [a.split(/=(.*)/s).slice(0, 2)] : [])))
+  const role = (name: string) => parseYaml(readFileSync(join(ROOT, 'playbooks', 'roles', name, 'tasks', 'main.yml'), 'utf8')) as Array<Record<string, unknown>>
+
+  it('the munge key and host keys are installed by the roles, from where the file provisioners put them; the shell only cleans up', async () => {
+    const p = await provisioners()
+    const dest = Object.fromEntries(p.file.map((f) => [f.source, f.destination]))
+    const vars = extraVars(p.ansible[0].extra_arguments)
+    expect(vars.munge_key_src).toBe(dest['${var.munge_key_file}'])
+    expect(vars.compute_host_keys_dir).toBe(dest['${var.host_keys_dir}/'])
+    // No shell step installs a key any more: a --check run of compute.yml with these variables converges.
+    const shell = p.shell.flatMap((s) => s.inline ?? []).join('\n')
+    expect(shell).not.toMatch(/\/etc\/munge|\/etc\/ssh/)
+    expect(shell).toContain('rm -rf ${local.staging}')
+    // Host key checking is off only with the reason next to it.
+    expect(p.ansible[0].ansible_env_vars).toContain('ANSIBLE_HOST_KEY_CHECKING=False')
+    expect(template).toMatch(/ANSIBLE_HOST_KEY_CHECKING=False: the build machine is a fresh temporary VM/)
+  })
+
+  it('the roles copy on the build machine (remote_src) from those variables, every key type the management node makes', () => {
+    const munge = role('munge_key').find((t) => t.name === "Install the cluster's munge key") as {'ansible.builtin.copy': Record<string, unknown>}
+    expect(munge['ansible.builtin.copy']).toMatchObject({src: '{{ munge_key_src }}', dest: '/etc/munge/munge.key', remote_src: true, owner: 'munge', mode: '0400'})
+    const hostKeys = role('ssh_host_keys')[0] as {'ansible.builtin.copy': Record<string, unknown>; loop: Array<{name: string; mode: string}>}
+    expect(hostKeys['ansible.builtin.copy']).toMatchObject({src: '{{ compute_host_keys_dir }}/{{ item.name }}', remote_src: true})
+    const types = /for t in ([\w ]+); do/.exec(HOST_KEYS_SCRIPT)![1].split(' ')
+    expect(hostKeys.loop).toEqual(
+      expect.arrayContaining(types.flatMap((t) => [{name: `ssh_host_${t}_key`, mode: '0600'}, {name: `ssh_host_${t}_key.pub`, mode: '0644'}])),
+    )
   })
 })

@@ -42,6 +42,11 @@ export interface ImageBuilderContext {
   signal: AbortSignal
   /** The run's log file on the workstation (builders log their own cloud calls there). */
   logFile: string
+  /**
+   * Clouds, a stand-in management node only (create's hidden --mgmt-image-root: the tests' sshd on
+   * loopback, whose / is this machine's): where the builder keeps its files on the node instead of /.
+   */
+  nodeRoot?: string
 }
 
 /** Variables of templates/packer/ a provider adds (non-secret: they are written to a var file). */
@@ -50,6 +55,8 @@ export type PackerVars = Record<string, string | number | boolean | string[]>
 export interface ImageBuilder {
   /** The Packer source that builds this provider's images, as -only takes it: "local.null.local". */
   packerOnly: string
+  /** The architectures it can build; undefined: x86_64 and arm64. Checked before anything starts (archFor). */
+  arches?: Arch[]
   /** Debian/Ubuntu packages the management node needs for a build (installed with apt when missing). */
   tools?: string[]
   /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */

@@ -37,6 +37,12 @@ export const CLOUD_IMAGE_PATHS: CloudImagePaths = {
   mungeKeyFile: '/etc/munge/munge.key',
 }
 
+/** CLOUD_IMAGE_PATHS under `root` (a stand-in management node's sandbox), or as they are. */
+export function cloudImagePathsUnder(root: string | undefined): CloudImagePaths {
+  if (!root) return CLOUD_IMAGE_PATHS
+  return Object.fromEntries(Object.entries(CLOUD_IMAGE_PATHS).map(([k, v]) => [k, posix.join(root, v)])) as unknown as CloudImagePaths
+}
+
 /** Where create installs citc on a management node when cluster.yaml does not say (management-node-setup.ts). */
 const DEFAULT_PACKAGE_ROOT = '/opt/citc/lib/node_modules/citc'
 
@@ -50,6 +56,8 @@ export interface BuildRef {
 export interface CloudImageApi {
   /** -only for its source in cloud.pkr.hcl. */
   packerOnly: string
+  /** What it can build (ImageBuilder.arches); default both. */
+  arches?: Arch[]
   /** Its variables of cloud.pkr.hcl for a build (from cluster.json's driver section). */
   vars(build: BuildRef): PackerVars
   /** Every citc image tagged with the cluster (inputs are not known to the cloud). */
@@ -84,13 +92,14 @@ export const HOST_KEYS_SCRIPT = [
   'done',
 ].join('\n')
 
-export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, paths: CloudImagePaths = CLOUD_IMAGE_PATHS): ImageBuilder {
+export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, paths: CloudImagePaths = cloudImagePathsUnder(ctx.nodeRoot)): ImageBuilder {
   const {record, management} = ctx
   const images = async () => (await api.images()).sort((a, b) => b.version.localeCompare(a.version))
   const mine = (all: ImageRecord[], b: BuildRef) => all.filter((i) => i.version === b.version && i.arch === b.arch)
 
   return {
     packerOnly: api.packerOnly,
+    arches: api.arches ?? ['x86_64', 'arm64'],
     workDir: paths.workDir,
 
     async packageRoot() {
@@ -104,8 +113,8 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
     async vars(build) {
       // The provider's variables first: a cluster whose outputs lack something fails here, before any key is made.
+      // (buildImage made workDir already, and wrote compute.yml's variables there.)
       const own = api.vars(build)
-      await management.check(['install', '-d', '-m', '0700', paths.workDir], {timeoutMs: 30_000, signal: ctx.signal})
       await management.check(['sh', '-c', HOST_KEYS_SCRIPT, 'citc-host-keys', paths.hostKeysDir], {timeoutMs: 120_000, signal: ctx.signal})
       return {munge_key_file: paths.mungeKeyFile, host_keys_dir: paths.hostKeysDir, ssh_username: sshUsername(record), ...own}
     },
@@ -123,8 +132,12 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
     async discard(build) {
       // Packer removes its build machine itself; an image it registered before failing is ours to delete.
+      // Never one citc recorded (collected or current): a build in the same UTC second as an earlier
+      // one has the same version, and that image is not this build's.
       try {
-        for (const image of mine(await images(), build)) await api.delete(image).catch(() => {})
+        const state = await readImageState(management, paths.stateFile)
+        const recorded = (i: ImageRecord) => state.inputs[i.name] !== undefined || Object.values(state.current).some((c) => c?.name === i.name)
+        for (const image of mine(await images(), build)) if (!recorded(image)) await api.delete(image).catch(() => {})
       } catch {
         // Never throws: the build's own error is what the user must see.
       }

@@ -3,7 +3,7 @@
 // the clouds. What is checked: list (newest first, current per architecture — recorded, else the
 // newest — and the nodes running each image), use, remove (AMI snapshots too), discard, and the
 // variables for the other architecture or one a cloud cannot build.
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
@@ -19,6 +19,9 @@ import {DOUBLES} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 import {nodeDriverVars} from '../../../src/lib/cluster/management-contract.js'
+import type {CitcError} from '../../../src/lib/errors.js'
+import {archFor, buildableArches, rebuildImage, rollbackImage} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
+import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import type {GoogleNodeConfig} from '../../../src/lib/providers/google/node-config.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-image-builders-'))
@@ -150,6 +153,43 @@ describe('oracle image builder', () => {
 
   it('refuses arm64 before any build: Packer 1.6.6 cannot launch flexible shapes', async () => {
     const {b} = builder('oracle')
-    await expect(b.vars({name: nameOf(5), version: v(5), arch: 'arm64'})).rejects.toThrow(/cannot build arm64 images on Oracle Cloud yet/)
+    await expect(b.vars({name: nameOf(5), version: v(5), arch: 'arm64', slurmVersion: '22.05.8-4+deb12u3'})).rejects.toThrow(/cannot build arm64 images on Oracle Cloud yet/)
+  })
+
+  it('says so up front: --arch arm64 is a usage error (exit 2) from archFor, the other clouds build both', () => {
+    const {b} = builder('oracle')
+    expect(b.arches).toEqual(['x86_64'])
+    const e = (() => {
+      try {
+        return archFor(cloudRecord('oracle'), 'arm64', b.arches)
+      } catch (error) {
+        return error as CitcError
+      }
+    })() as CitcError
+    expect(e.kind).toBe('usage')
+    expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
+    expect(e.hint).toMatch(/leave --arch out \(or give x86_64\)/)
+    expect(archFor(cloudRecord('oracle'), undefined, b.arches)).toBe('x86_64')
+    for (const p of ['aws', 'google'] as const) {
+      const other = builder(p).b
+      expect(other.arches).toEqual(['x86_64', 'arm64'])
+      expect(archFor(cloudRecord(p), 'arm64', other.arches)).toBe('arm64')
+    }
+  })
+
+  it('rebuild-image --arch arm64 on Oracle: exit 2 before connecting, locking or asking (the node here is unreachable)', async () => {
+    expect(await buildableArches(cloudRecord('oracle'))).toEqual(['x86_64'])
+    expect(await buildableArches(cloudRecord('aws'))).toEqual(['x86_64', 'arm64'])
+    const dataDir = mkdtempSync(join(work, 'data-'))
+    clusterRegistry(dataDir).create(cloudRecord('oracle'))
+    const io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: true, renderer: 'silent' as const}
+    const t0 = Date.now()
+    for (const run of [() => rebuildImage(io, {cluster: 'demo', keep: 3, arch: 'arm64'}, dataDir), () => rollbackImage(io, {cluster: 'demo', arch: 'arm64'}, dataDir)]) {
+      const e = (await run().catch((x: unknown) => x)) as CitcError
+      expect(e.exitCode).toBe(2)
+      expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
+    }
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(existsSync(join(dataDir, 'clusters', 'demo', 'logs')) && readdirSync(join(dataDir, 'clusters', 'demo', 'logs'))).toEqual([])
   })
 })

@@ -54,6 +54,8 @@ export function oracleImageApi(ctx: ImageBuilderContext): CloudImageApi {
   const inCompartment = (c: string | undefined) => !compartment || !c || c === compartment
   return {
     packerOnly: 'cloud.oracle-oci.oracle',
+    // Packer 1.6.6 launches only fixed shapes, and Oracle's arm64 shapes (Ampere A1) are all flexible.
+    arches: ['x86_64'],
     vars: (build) => oraclePackerVars(nodeDriverVars('oracle', record.terraform?.outputs ?? {}, record.name) as OracleNodeConfig, build.arch),
     async images() {
       const query = `query image resources where (freeformTags.key = 'cluster' && freeformTags.value = '${cluster}')`

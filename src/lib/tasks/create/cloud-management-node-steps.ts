@@ -1,5 +1,5 @@
 // Cloud create's steps on the new management node, over SSH: connect (host key pinned) and wait for
-// cloud-init, install Node.js and ansible-core (apt), install citc from the bundle built here (no npm
+// cloud-init, install Node.js, ansible-core and Packer (apt), install citc from the bundle built here (no npm
 // registry on the node), and run management.yml there — the last through the playbook step local
 // create shares (management-steps.ts). Journal names: ssh, tools, install, playbook.
 import {readFileSync} from 'node:fs'
@@ -39,11 +39,11 @@ export const connectToNode: Step<CloudCreateContext> = {
 }
 
 export const installNodeAndAnsible: Step<CloudCreateContext> = {
-  title: 'Install Node.js and ansible-core on the management node (apt)',
+  title: 'Install Node.js, ansible-core and Packer on the management node (apt)',
   journal: 'tools',
   run: async (ctx, task) => {
     const installed = await installTools(connected(ctx.node).root, {signal: ctx.signal, onOutput: (l) => (task.output = l)})
-    task.title = installed.length > 0 ? `Installed ${installed.join(', ')} on the management node` : 'Node.js and ansible-core: already on the management node'
+    task.title = installed.length > 0 ? `Installed ${installed.join(', ')} on the management node` : 'Node.js, ansible-core and Packer: already on the management node'
   },
 }
 

@@ -13,6 +13,8 @@
 //              upload → unpacked with no network), then management.yml run on the node
 //              (ansible-playbook there, over SSH); every wait on the node's network is bounded
 //   6 finish   slurm.conf from the limits, if any were given
+//   7 image    the first compute-node image, built with Packer on the management node (as local
+//              create does; cloud-image-steps.ts): skipped when the current one has the same inputs
 // Where: render, init, plan, apply and outputs in cloud-terraform-steps.ts; SSH, tools and citc's
 // install in cloud-management-node-steps.ts; the playbook and finish steps in management-steps.ts
 // (shared with local create); registering the cluster in register-cloud-cluster.ts.
@@ -37,6 +39,8 @@ import {clusterWorkflow} from '../workflow.js'
 import {type CloudCreateContext, connected} from './cloud-create-context.js'
 import {closeSession, configureCloudNode, connectToNode, installCitc, installNodeAndAnsible} from './cloud-management-node-steps.js'
 import {APPLY_STARTED, PLAN_FILE, PLAN_STEPS, readOutputs, terraformApply} from './cloud-terraform-steps.js'
+import {createImageSteps} from '../rebuild-image/image-steps.js'
+import {cloudImageContext} from './cloud-image-steps.js'
 import {applyLimits} from './management-steps.js'
 import {registerNew, updateExisting} from './register-cloud-cluster.js'
 
@@ -52,6 +56,8 @@ export interface StandInManagementNode {
   citcPrefix?: string
   /** A playbook file here, uploaded and run instead of management.yml. */
   playbook?: string
+  /** The image builds' files on the node (work dir, images.json, compute host keys, munge key) under this directory instead of /. */
+  imageRoot?: string
 }
 
 export interface CreateCloudOptions {
@@ -132,7 +138,10 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
       }
       wf.cleanup(() => closeSession(ctx.node))
       await wf.steps(APPLY_STEPS, ctx)
-      return readyResult(io, ctx, existsSync(limitsPath))
+      // The first compute-node image (or a new one when what goes into it changed): new nodes boot it.
+      const imageCtx = await wf.guard(() => cloudImageContext(wf, ctx))
+      await wf.steps(createImageSteps(), imageCtx)
+      return readyResult(io, ctx, existsSync(limitsPath), imageCtx.built?.name)
     },
   )
 }
@@ -160,7 +169,7 @@ function planOnlyResult(io: Io, ctx: CloudCreateContext) {
 }
 
 /** The cluster marked ready, and how to reach and use it. */
-function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean) {
+function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image: string | undefined) {
   const {name, paths} = ctx
   const r = ctx.update((x) => {
     x.phase = 'ready'
@@ -169,6 +178,7 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean) {
   io.log(
     [
       `Cluster ${name} is ready. Management node: ${r.mgmt.user}@${r.mgmt.host}${r.mgmt.port !== 22 ? ` (port ${r.mgmt.port})` : ''}`,
+      ...(image ? [`New compute nodes start from image ${image} (\`citc rebuild-image -c ${name}\` builds another).`] : []),
       '',
       `  citc ssh -c ${name}                    # a shell on the management node (host key pinned)`,
       `  ${sshCommand}`,
@@ -186,6 +196,7 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean) {
     sshCommand,
     terraformDir: paths.terraformDir,
     outputs: r.terraform?.outputs ?? {},
+    image,
     logs: {terraform: ctx.logFile('terraform'), ansible: ctx.ansibleLog},
     steps: ctx.journal.steps().map((s) => s.step),
   }

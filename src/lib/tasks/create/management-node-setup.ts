@@ -88,12 +88,33 @@ export async function waitForCloudInit(root: Transport, o: {signal?: AbortSignal
 export const TOOLS_TIMEOUT_MS = 20 * 60_000
 
 /**
+ * Is there a `packer` package in the distribution's apt lists? (sh, after `apt-get update`.) Debian 12
+ * has one (1.6.6, every plugin built in: what the local provider and the tests run); Ubuntu 24.04's
+ * lists have none, and `apt-cache policy` then prints nothing or "Candidate: (none)".
+ */
+export const PACKER_IN_DISTRIBUTION = 'packer_in_distribution() { apt-cache policy packer 2>/dev/null | grep -Eq "^ *Candidate: [0-9]"; }'
+
+/** The Packer plugins cloud.pkr.hcl's sources and provisioners need, when Packer does not bundle them (>= 1.10). */
+export const PACKER_PLUGINS = ['amazon', 'googlecompute', 'oracle', 'ansible']
+
+/**
  * The script (run as root) that installs what citc needs on the management node: ansible-core from
- * the distribution and Node.js 20 from NodeSource (Ubuntu 24.04 and Debian 12 ship Node 18, older than
- * citc needs). npm is not needed: citc arrives with its dependencies. Every network wait is bounded
- * (apt's per-connection timeouts and retries, curl's --max-time) and the last "citc-tools: step" line
- * says which one a timeout stopped. Prints "citc-tools: present" when nothing was missing,
- * "citc-tools: installed <packages>" otherwise.
+ * the distribution, Node.js 20 from NodeSource (Ubuntu 24.04 and Debian 12 ship Node 18, older than
+ * citc needs), and Packer, which builds the compute-node images there (create's first image,
+ * `citc rebuild-image`). npm is not needed: citc arrives with its dependencies.
+ *
+ * Packer: the distribution's when it has one (Debian 12: 1.6.6, the version cloud.pkr.hcl is written
+ * for and `packer validate`d against in the tests). Ubuntu 24.04 has none, so it comes from HashiCorp's
+ * apt repository (the node reaches it as it reaches NodeSource), and as a Packer from there (>= 1.10)
+ * bundles no plugins, the ones the template uses are installed with `packer plugins install` into
+ * root's plugin directory, where the builds (run as root with HOME=/root) find them without
+ * required_plugins (which 1.6.6 would refuse). Those Packer versions are BUSL-licensed: fine for
+ * building one's own images, and the user's node fetches it, citc does not ship it.
+ *
+ * Every network wait is bounded (apt's per-connection timeouts and retries, curl's --max-time,
+ * `timeout` on the plugin downloads) and the last "citc-tools: step" line says which one a timeout
+ * stopped. Prints "citc-tools: present" when nothing was missing, "citc-tools: installed <packages>"
+ * otherwise.
  */
 export const TOOLS_SCRIPT = [
   'set -e',
@@ -103,9 +124,28 @@ export const TOOLS_SCRIPT = [
   'command -v ansible-playbook >/dev/null 2>&1 || need="ansible-core"',
   'node_ok=no',
   'if command -v node >/dev/null 2>&1 && [ "$(node -p \'process.versions.node.split(".")[0]\')" -ge 20 ]; then node_ok=yes; fi',
-  'if [ -z "$need" ] && [ "$node_ok" = yes ]; then echo "citc-tools: present"; exit 0; fi',
+  'packer_ok=yes',
+  'command -v packer >/dev/null 2>&1 || packer_ok=no',
+  'if [ -z "$need" ] && [ "$node_ok" = yes ] && [ "$packer_ok" = yes ]; then echo "citc-tools: present"; exit 0; fi',
+  PACKER_IN_DISTRIBUTION,
   'echo "citc-tools: step apt-get update (the distribution\'s mirrors)"',
   'apt_get update',
+  'packer_plugins=no',
+  'if [ "$packer_ok" = no ]; then',
+  '  if packer_in_distribution; then',
+  '    need="$need packer"',
+  '  else',
+  '    echo "citc-tools: step HashiCorp\'s signing key (apt.releases.hashicorp.com)"',
+  '    apt_get install ca-certificates curl gnupg',
+  '    install -d -m 0755 /etc/apt/keyrings',
+  '    curl -fsSL --connect-timeout 30 --max-time 120 --retry 3 https://apt.releases.hashicorp.com/gpg | gpg --dearmor --yes -o /etc/apt/keyrings/hashicorp.gpg',
+  '    echo "deb [signed-by=/etc/apt/keyrings/hashicorp.gpg] https://apt.releases.hashicorp.com $(. /etc/os-release && echo "$VERSION_CODENAME") main" > /etc/apt/sources.list.d/hashicorp.list',
+  '    echo "citc-tools: step apt-get update (apt.releases.hashicorp.com)"',
+  '    apt_get update',
+  '    need="$need packer"',
+  '    packer_plugins=yes',
+  '  fi',
+  'fi',
   'if [ "$node_ok" = no ]; then',
   '  echo "citc-tools: step NodeSource\'s signing key (deb.nodesource.com)"',
   '  apt_get install ca-certificates curl gnupg',
@@ -118,6 +158,12 @@ export const TOOLS_SCRIPT = [
   'fi',
   'echo "citc-tools: step apt-get install$need"',
   'apt_get install $need',
+  'if [ "$packer_plugins" = yes ]; then',
+  `  for p in ${PACKER_PLUGINS.join(' ')}; do`,
+  '    echo "citc-tools: step packer plugins install github.com/hashicorp/$p (github.com)"',
+  '    HOME=/root timeout 300 packer plugins install "github.com/hashicorp/$p"',
+  '  done',
+  'fi',
   'echo "citc-tools: installed$need"',
 ].join('\n')
 
@@ -137,9 +183,12 @@ export async function installTools(root: Transport, opts: {signal?: AbortSignal;
       },
     },
     {
-      what: 'installing Node.js and ansible-core on the management node',
+      what: 'installing Node.js, ansible-core and Packer on the management node',
       waitingFor: () => step,
-      hint: {fix: 'the node needs apt and internet access (deb.nodesource.com and the distribution mirrors); fix that', retry: 'then run `citc create --resume`'},
+      hint: {
+        fix: 'the node needs apt and internet access (the distribution mirrors, deb.nodesource.com, and on Ubuntu apt.releases.hashicorp.com and github.com for Packer); fix that',
+        retry: 'then run `citc create --resume`',
+      },
     },
   )
   const m = /citc-tools: installed(.*)/.exec(r.stdout)

@@ -63,8 +63,8 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
 
   if (!isCloud(provider)) {
     if (request.planOnly) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
-    const {sshPort, citcPrefix, playbook} = request.standIn
-    if (sshPort || citcPrefix || playbook) throw usageError('--mgmt-ssh-port, --mgmt-prefix and --mgmt-playbook are for cloud providers')
+    const {sshPort, citcPrefix, playbook, imageRoot} = request.standIn
+    if (sshPort || citcPrefix || playbook || imageRoot) throw usageError('--mgmt-ssh-port, --mgmt-prefix, --mgmt-playbook and --mgmt-image-root are for cloud providers')
     const input = await resolveLocalCreate(io, {
       name,
       // A local cluster that exists keeps the limits it was made with, unless this run gives some.
@@ -82,7 +82,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
     sshTimeoutS: given.sshTimeoutS ?? DEFAULT_SSH_TIMEOUT_S,
     packageRoot: context.packageRoot,
     suspendTime: given.suspendTime,
-    standIn: {...request.standIn, playbook: request.standIn.playbook && resolve(request.standIn.playbook)},
+    standIn: {...request.standIn, playbook: request.standIn.playbook && resolve(request.standIn.playbook), imageRoot: request.standIn.imageRoot && resolve(request.standIn.imageRoot)},
   }
   if (existing) {
     const limits = given.limitsFile ? {file: given.limitsFile, text: readCreateLimits(given.limitsFile, '--limits')} : undefined

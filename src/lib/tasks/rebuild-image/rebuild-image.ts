@@ -35,15 +35,39 @@ export async function imageBuilderFor(record: ClusterRecord, management: Transpo
   return make({record, management, signal, logFile})
 }
 
-/** The architecture to build: this machine's for local; x86_64 or arm64 on clouds. */
-export function archFor(record: ClusterRecord, given: string | undefined): Arch {
+/** A management node not connected yet: builders are made without using it, so a builder's own facts (arches) can be asked first. */
+const NOT_CONNECTED: Transport = (() => {
+  const refuse = async (): Promise<never> => {
+    throw new Error('internal: the image builder used the management node before citc connected to it')
+  }
+  return {description: 'the management node (not connected)', run: refuse, check: refuse, readFile: refuse, writeFile: refuse, close: async () => {}}
+})()
+
+/**
+ * The architectures the provider's builder can build (undefined: any), asked before anything
+ * connects or starts, so an --arch it cannot build is a usage error at once (not after SSH).
+ */
+export async function buildableArches(record: ClusterRecord): Promise<Arch[] | undefined> {
+  const make = await providerModule(record.provider).imageBuilder()
+  return make?.({record, management: NOT_CONNECTED, signal: new AbortController().signal, logFile: '/dev/null'}).arches
+}
+
+/**
+ * The architecture to build: this machine's for local; x86_64 or arm64 on clouds, as far as the
+ * provider's builder can build it (`arches`: Oracle's cannot build arm64). A usage error, before anything starts.
+ */
+export function archFor(record: ClusterRecord, given: string | undefined, arches?: readonly Arch[]): Arch {
   if (given !== undefined && given !== 'x86_64' && given !== 'arm64') throw usageError(`--arch ${given}: expected x86_64 or arm64`)
   if (record.provider === 'local') {
     const here = hostArch()
     if (given && given !== here) throw usageError(`--arch ${given}: local nodes run on this machine, which is ${here}`, `leave --arch out (or give ${here})`)
     return here
   }
-  return (given as Arch | undefined) ?? 'x86_64'
+  const arch = (given as Arch | undefined) ?? 'x86_64'
+  if (arches && !arches.includes(arch)) {
+    throw usageError(`--arch ${arch}: citc cannot build ${arch} images on ${record.provider} (it builds ${arches.join(', ')})`, arches.length === 1 ? `leave --arch out (or give ${arches[0]})` : `give one of ${arches.join(', ')}`)
+  }
+  return arch
 }
 
 export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: string) {
@@ -52,7 +76,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
   const record = registry.get(name)
   const paths = registry.paths(name)
   if (!Number.isInteger(input.keep) || input.keep < 1) throw usageError(`--keep ${input.keep}: keep at least 1 image`)
-  const arch = archFor(record, input.arch)
+  const arch = archFor(record, input.arch, await buildableArches(record))
   // Read and check --script before anything changes; it is stored only once the build succeeded.
   const given = input.script === undefined ? undefined : readScriptFlag(input.script)
   const script = given === undefined ? storedScript(paths.dir) : (given ?? undefined)
@@ -147,7 +171,7 @@ export async function rollbackImage(io: Io, input: {cluster?: string; version?: 
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
-  const arch = archFor(record, input.arch)
+  const arch = archFor(record, input.arch, await buildableArches(record))
   return clusterWorkflow({paths: registry.paths(name), command: 'citc rebuild-image --rollback', renderer: io.renderer, lock: {wait: input.wait ?? false, timeoutMs: 10 * 60_000}}, async (wf) => {
     const logFile = wf.logFile('rebuild-image')
     const management = withLog(await connectCluster(record, {signal: wf.signal}), logFile)

@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../../src/lib/errors.js'
-import {installedPackage, installPackage, installTools, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../../src/lib/tasks/create/management-node-setup.js'
+import {installedPackage, installPackage, installTools, PACKER_IN_DISTRIBUTION, PACKER_PLUGINS, remoteCitcBin, TOOLS_SCRIPT, waitForCloudInit, waitForSsh} from '../../../../src/lib/tasks/create/management-node-setup.js'
 import {bundleCitc, productionPackages} from '../../../../src/lib/tools/bundle.js'
 import {localTransport} from '../../../../src/lib/transport/local.js'
 import type {Transport} from '../../../../src/lib/transport/types.js'
@@ -80,9 +80,9 @@ describe('waitForSsh', () => {
 })
 
 describe('installTools', () => {
-  it('finds Node.js >= 20 and ansible-playbook present here and installs nothing', async () => {
+  it('finds Node.js >= 20, ansible-playbook and packer present here and installs nothing', async () => {
     // CI installs them (.ci/run): fail, never skip, where they are missing.
-    for (const c of ['node', 'ansible-playbook']) expect(spawnSync('sh', ['-c', `command -v ${c}`]).status, `${c} on PATH`).toBe(0)
+    for (const c of ['node', 'ansible-playbook', 'packer']) expect(spawnSync('sh', ['-c', `command -v ${c}`]).status, `${c} on PATH`).toBe(0)
     expect(await installTools(localTransport())).toEqual([])
   })
 
@@ -93,6 +93,34 @@ describe('installTools', () => {
     // Every network wait has its own bound too: apt's connections, curl's whole transfer.
     expect(TOOLS_SCRIPT).toMatch(/Acquire::https::Timeout=30/)
     expect(TOOLS_SCRIPT).toMatch(/curl -fsSL --connect-timeout 30 --max-time 120/)
+  })
+
+  it("Packer: the distribution's where apt has one (Debian 12), else HashiCorp's repository and the template's plugins", () => {
+    // apt-cache policy as Debian 12 and Ubuntu 24.04 answer it (a stand-in apt-cache first on PATH).
+    const answers = {
+      debian: 'packer:\n  Installed: (none)\n  Candidate: 1.6.6+ds2-1+b1\n  Version table:\n',
+      ubuntu: '', // no package of that name in the lists
+      none: 'packer:\n  Installed: (none)\n  Candidate: (none)\n',
+    }
+    const bin = join(work, 'apt-cache-stand-in')
+    mkdirSync(bin, {recursive: true})
+    for (const [os, answer] of Object.entries(answers)) {
+      writeFileSync(join(bin, 'apt-cache'), `#!/bin/sh\nprintf '%s' '${answer}'\n`, {mode: 0o755})
+      const r = spawnSync('sh', ['-c', `${PACKER_IN_DISTRIBUTION}\npacker_in_distribution && echo distribution || echo hashicorp`], {encoding: 'utf8', env: {...process.env, PATH: `${bin}:${process.env.PATH}`}})
+      expect(r.stdout.trim(), os).toBe(os === 'debian' ? 'distribution' : 'hashicorp')
+    }
+    expect(TOOLS_SCRIPT).toMatch(/https:\/\/apt\.releases\.hashicorp\.com \$\(\. \/etc\/os-release && echo "\$VERSION_CODENAME"\) main/)
+    expect(PACKER_PLUGINS).toEqual(['amazon', 'googlecompute', 'oracle', 'ansible'])
+    expect(TOOLS_SCRIPT).toMatch(/HOME=\/root timeout 300 packer plugins install "github\.com\/hashicorp\/\$p"/)
+    expect(spawnSync('sh', ['-n', '-c', TOOLS_SCRIPT]).status).toBe(0)
+  })
+
+  it('every plugin installed from HashiCorp is one the template uses', () => {
+    const template = readFileSync(join(ROOT, 'templates', 'packer', 'cloud.pkr.hcl'), 'utf8')
+    for (const [plugin, uses] of [['amazon', 'source "amazon-ebs"'], ['googlecompute', 'source "googlecompute"'], ['oracle', 'source "oracle-oci"'], ['ansible', 'provisioner "ansible"']]) {
+      expect(PACKER_PLUGINS).toContain(plugin)
+      expect(template).toContain(uses)
+    }
   })
 })
 
