@@ -52,7 +52,7 @@ async function startOnce(node: string): Promise<{toIdle: number; launch: number}
   const logBefore = elasticLog().length
   const t0 = performance.now()
   run('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP'])
-  await until(`${node} up`, () => /^IDLE$/.test(state(node)))
+  await until(`${node} up`, () => /^IDLE(\+CLOUD)?$/.test(state(node))) // not POWERING_UP any more
   const toIdle = (performance.now() - t0) / 1000
   const log = elasticLog().slice(logBefore)
   const at = (re: RegExp) => Date.parse(log.split('\n').find((l) => re.test(l))!.split(' ')[0])

@@ -76,25 +76,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
   await m.check(['mkdir', '-p', '-m', '0700', builder.workDir])
   const playbookVarsFile = `${builder.workDir}/${name}.playbook-vars.json`
   const varFile = `${builder.workDir}/${name}.pkrvars.json`
-  const playbookVars = {
-    ...(await builder.playbookVars()),
-    slurm_version: o.slurmVersion,
-    citc_image: {name, version, cluster: o.cluster, arch: o.arch},
-  }
-  await m.writeFile(playbookVarsFile, JSON.stringify(playbookVars, null, 2) + '\n', {mode: 0o600})
-  const vars = {
-    cluster: o.cluster,
-    version,
-    image_name: name,
-    arch: o.arch,
-    playbooks_dir: `${root}/playbooks`,
-    playbook_vars_file: playbookVarsFile,
-    script: o.scriptOnManagement ?? '',
-    manifest: `${builder.workDir}/${name}.manifest.json`,
-    ...(await builder.vars(build)),
-  }
-  await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
-
+  const manifest = `${builder.workDir}/${name}.manifest.json`
   const progress = new BuildProgress()
   let partial = ''
   const onOutput = (chunk: string) => {
@@ -106,6 +88,24 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
     }
   }
   try {
+    const playbookVars = {
+      ...(await builder.playbookVars()),
+      slurm_version: o.slurmVersion,
+      citc_image: {name, version, cluster: o.cluster, arch: o.arch},
+    }
+    await m.writeFile(playbookVarsFile, JSON.stringify(playbookVars, null, 2) + '\n', {mode: 0o600})
+    const vars = {
+      cluster: o.cluster,
+      version,
+      image_name: name,
+      arch: o.arch,
+      playbooks_dir: `${root}/playbooks`,
+      playbook_vars_file: playbookVarsFile,
+      script: o.scriptOnManagement ?? '',
+      manifest,
+      ...(await builder.vars(build)),
+    }
+    await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
     const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]
     const r = await m.run(argv, {signal: o.signal, onOutput, timeoutMs: o.timeoutMs ?? 60 * 60_000})
     if (partial) onOutput('\n')
@@ -121,6 +121,6 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
     await builder.discard(build)
     throw error
   } finally {
-    await m.run(['rm', '-f', varFile, playbookVarsFile, vars.manifest]).catch(() => undefined)
+    await m.run(['rm', '-f', varFile, playbookVarsFile, manifest]).catch(() => undefined)
   }
 }
