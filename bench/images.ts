@@ -54,6 +54,8 @@ async function startOnce(node: string): Promise<{toIdle: number; launch: number}
   run('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP'])
   await until(`${node} up`, () => /^IDLE(\+CLOUD)?$/.test(state(node))) // not POWERING_UP any more
   const toIdle = (performance.now() - t0) / 1000
+  // slurmd registers a moment before the resume program logs it up.
+  await until(`${node} logged up`, () => elasticLog().slice(logBefore).includes(`${node}: slurmd is up`), 10_000)
   const log = elasticLog().slice(logBefore)
   const at = (re: RegExp) => Date.parse(log.split('\n').find((l) => re.test(l))!.split(' ')[0])
   const launch = (at(new RegExp(`${node}: slurmd is up`)) - at(new RegExp(`${node}: started slurmd`))) / 1000
