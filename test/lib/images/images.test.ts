@@ -120,3 +120,13 @@ describe('--script', () => {
     expect(() => readScriptFlag(dir)).toThrow(/cannot read it/)
   })
 })
+
+describe('--arch', () => {
+  it('local builds only this machine’s architecture; the default is the only one a builder builds', async () => {
+    const {archFor} = await import('../../../src/lib/tasks/rebuild-image/rebuild-image.js')
+    const local = {provider: 'local'} as Parameters<typeof archFor>[0]
+    expect(archFor(local, undefined, ['arm64'])).toBe('arm64')
+    expect(() => archFor(local, 'x86_64', ['arm64'])).toThrow(/--arch x86_64: citc cannot build x86_64 images on local \(it builds arm64\)/)
+    expect(() => archFor(local, 'sparc', ['x86_64'])).toThrow(/expected x86_64 or arm64/)
+  })
+})

@@ -11,6 +11,7 @@ import {fileURLToPath} from 'node:url'
 
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
+import {hostArch} from '../../images/naming.js'
 import type {ImageBuilder, ImageBuilderFactory, ImageInfo, ImageRecord} from '../../images/types.js'
 import {run} from '../../tools/exec.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
@@ -87,6 +88,7 @@ export function localImages(cluster: string, management: Parameters<typeof readM
   return {
     packerOnly: 'local.null.local',
     tools: ['packer', 'mmdebstrap'],
+    arches: [hostArch()], // nodes run on this machine
     workDir: join(root, '.builds'),
     packageRoot: async () => PACKAGE_ROOT.replace(/\/$/, ''),
     async playbookVars() {

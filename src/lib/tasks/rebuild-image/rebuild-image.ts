@@ -5,7 +5,7 @@
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, usageError} from '../../errors.js'
-import {hostArch, isImageVersion, versionDate} from '../../images/naming.js'
+import {isImageVersion, versionDate} from '../../images/naming.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../images/types.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {providerModule} from '../../providers/registry.js'
@@ -53,17 +53,13 @@ export async function buildableArches(record: ClusterRecord): Promise<Arch[] | u
 }
 
 /**
- * The architecture to build: this machine's for local; x86_64 or arm64 on clouds, as far as the
- * provider's builder can build it (`arches`: Oracle's cannot build arm64). A usage error, before anything starts.
+ * The architecture to build, as far as the provider's builder can build it (`arches`: local builds
+ * this machine's only, Oracle's cannot build arm64); the only one it builds, else x86_64, when not
+ * given. A usage error, before anything starts.
  */
 export function archFor(record: ClusterRecord, given: string | undefined, arches?: readonly Arch[]): Arch {
   if (given !== undefined && given !== 'x86_64' && given !== 'arm64') throw usageError(`--arch ${given}: expected x86_64 or arm64`)
-  if (record.provider === 'local') {
-    const here = hostArch()
-    if (given && given !== here) throw usageError(`--arch ${given}: local nodes run on this machine, which is ${here}`, `leave --arch out (or give ${here})`)
-    return here
-  }
-  const arch = (given as Arch | undefined) ?? 'x86_64'
+  const arch = (given as Arch | undefined) ?? (arches?.length === 1 ? arches[0] : 'x86_64')
   if (arches && !arches.includes(arch)) {
     throw usageError(`--arch ${arch}: citc cannot build ${arch} images on ${record.provider} (it builds ${arches.join(', ')})`, arches.length === 1 ? `leave --arch out (or give ${arches[0]})` : `give one of ${arches.join(', ')}`)
   }
