@@ -25,7 +25,8 @@ import {DEFAULT_KEEP, imageBuilderFor} from '../rebuild-image/rebuild-image.js'
 import {clusterWorkflow, type Step} from '../workflow.js'
 import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
-export const LOCAL_CONF_PATH = '/mnt/shared/etc/slurm/slurm.conf'
+const SHARED_DIR = '/mnt/shared'
+export const LOCAL_CONF_PATH = `${SHARED_DIR}/etc/slurm/slurm.conf`
 const DEFAULT_SUSPEND_TIME = 60
 
 export interface CreateLocalInput {
@@ -115,7 +116,8 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       const next: Array<[string, string]> = [
         [`citc status -c ${input.name}`, 'the controller and every node'],
         [`citc add-user NAME --key ~/.ssh/id_ed25519.pub -c ${input.name}`, 'a directory user who can submit jobs'],
-        ["sbatch --wait -N2 --wrap 'srun hostname'", 'runs on two nodes started for it'],
+        // Nodes boot the cluster's image: they share only the shared filesystem with this machine.
+        [`sbatch --wait -N2 -D ${SHARED_DIR} --wrap 'srun hostname'`, `runs on two nodes started for it (output in ${SHARED_DIR})`],
         [`citc destroy ${input.name}`, 'take it all away again'],
       ]
       const width = Math.max(...next.map(([c]) => c.length))
