@@ -1,5 +1,5 @@
-// `citc rebuild-image`: build a new compute-node image and make it current (--script stores the
-// cluster's customisation script first… only once the build succeeded), list the images (--list), or
+// `citc rebuild-image`: build a new compute-node image and make it current (with --script, the
+// cluster's customisation script, stored only once the build succeeded), list the images (--list), or
 // make an older one current again (--rollback). The provider's image builder does the provider's part
 // (providers/<name>/image-builder.ts); the steps are image-steps.ts.
 import {clusterRegistry} from '../../cluster/registry.js'
