@@ -151,7 +151,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   nodeConfig: NodeConfigSection<D>
   /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
   nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
-  /** The image builder (`citc rebuild-image`, imported when asked for); undefined: none yet. */
+  /** The image builder (`citc rebuild-image`, create's first image; imported when asked for). */
   imageBuilder(): Promise<ImageBuilderFactory | undefined>
   cloud?: CloudPart
 }
@@ -176,5 +176,5 @@ export function lazySweeper(tool: string, load: () => Promise<CloudSweeper>): Cl
   }
 }
 
-/** A node driver or image builder a provider does not have yet (the cloud ones: their own issues). */
+/** A node driver a provider does not have yet (the cloud ones: issue #11). */
 export const notBuiltYet = async (): Promise<undefined> => undefined
