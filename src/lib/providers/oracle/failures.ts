@@ -1,0 +1,30 @@
+// OCI's errors → the six failure classes (node-failures.ts). oci-sdk throws an OciError with
+// `statusCode`, `serviceCode` and `message` (notes §3.3); capacity is a 500 InternalError whose message
+// is "Out of host capacity." — so the message is read before the status, or the SDK's own retry
+// condition's view (500 = retry, §3.3) would loop on it.
+import {fallback, messageOf, type NodeFailure, num, oneLine, prop, str} from '../node-failures.js'
+
+/** OCI says capacity only in words (§3.3/§5.1): "Out of host capacity." (and "Out of capacity …"). */
+const CAPACITY_MESSAGE = /out of (host )?capacity/i
+
+export function classifyOciError(e: unknown): NodeFailure {
+  const status = num(prop(e, 'statusCode'))
+  const service = str(prop(e, 'serviceCode'))
+  const message = messageOf(e)
+  // 429 TooManyRequests first: throttling is never capacity (issue #11).
+  if (status === 429 || service === 'TooManyRequests') return {class: 'throttled', code: service ?? 'HTTP 429', message}
+  if (CAPACITY_MESSAGE.test(message)) {
+    // The service code (InternalError) tells a user nothing; OCI's own words do.
+    return {class: 'capacity', code: oneLine(message).replace(/\.$/, ''), message}
+  }
+  // 400 LimitExceeded: service limit (§3.3, not retried by the SDK); QuotaExceeded: compartment quota.
+  if (service === 'LimitExceeded' || service === 'QuotaExceeded') return {class: 'quota', code: service, message}
+  // 409 IncorrectState: the resource is mid-transition (the SDK's DefaultRetryCondition retries it, §3.3).
+  if (status === 409 && service === 'IncorrectState') return {class: 'transient', code: service, message}
+  // 401 NotAuthenticated; 404 NotAuthorizedOrNotFound — OCI will not say which, and a policy missing
+  // for the instance principal is the usual cause (§5.1).
+  if (status === 401 || status === 403 || service === 'NotAuthenticated' || service === 'NotAuthorizedOrNotFound' || service === 'NotAllowed') {
+    return {class: 'auth', code: service ?? `HTTP ${status}`, message}
+  }
+  return fallback(e, status, service)
+}
