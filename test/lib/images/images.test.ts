@@ -1,9 +1,9 @@
 // Image names and versions, the inputs digest create compares, which images --keep deletes, which one
 // --rollback picks, the --list table, and the --script checks.
-import {cpSync, mkdtempSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {imageInputsDigest, computeRoles} from '../../../src/lib/images/inputs.js'
 import {imageName, imageVersion, versionDate} from '../../../src/lib/images/naming.js'
@@ -13,6 +13,17 @@ import {prunable} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
 import {imagesTable, rollbackTarget} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
 
 const ROOT = join(import.meta.dirname, '..', '..', '..')
+
+const temps: string[] = []
+/** A temp dir removed after the file's tests. */
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix))
+  temps.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of temps) rmSync(d, {recursive: true, force: true})
+})
 
 const image = (version: string, extra: Partial<ImageInfo> = {}): ImageInfo => ({
   name: imageName('demo', version),
@@ -47,7 +58,7 @@ describe('what goes into an image', () => {
     expect(imageInputsDigest({...base, slurmVersion: '22.05.9'})).not.toBe(d)
     expect(imageInputsDigest({...base, playbookVars: {...base.playbookVars, shared_dir: '/srv'}})).not.toBe(d)
 
-    const copy = mkdtempSync(join(tmpdir(), 'citc-inputs-'))
+    const copy = tempDir('citc-inputs-')
     cpSync(join(ROOT, 'playbooks'), join(copy, 'playbooks'), {recursive: true})
     cpSync(join(ROOT, 'templates', 'packer'), join(copy, 'templates', 'packer'), {recursive: true})
     const there = {...base, packageRoot: copy}
@@ -110,7 +121,7 @@ describe('--list', () => {
 
 describe('--script', () => {
   it('reads a script, takes `none` as removing it, and refuses what cannot be one (located at the flag)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'citc-script-'))
+    const dir = tempDir('citc-script-')
     writeFileSync(join(dir, 'ok.sh'), '#!/bin/sh\napt-get install -y hello\n')
     writeFileSync(join(dir, 'empty.sh'), '  \n')
     expect(readScriptFlag(join(dir, 'ok.sh'))).toMatch(/hello/)

@@ -1,15 +1,26 @@
 // The local driver and the cluster's image: a node whose current image cannot boot fails at once,
 // with the reason Slurm will show — before anything is started (a temp dir stands in for the images).
-import {mkdirSync, mkdtempSync, readdirSync, symlinkSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, symlinkSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {currentLocalImage, localDriver} from '../../../../src/lib/providers/local/driver.js'
 
+const temps: string[] = []
+/** A temp dir removed after the file's tests. */
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'citc-driver-image-'))
+  temps.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of temps) rmSync(d, {recursive: true, force: true})
+})
+
 describe('local driver: booting the current image', () => {
   it('fails a node at once, saying why, when the current image has no slurmd', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'citc-driver-image-'))
+    const dir = tempDir()
     const imagesDir = join(dir, 'images')
     mkdirSync(join(imagesDir, 'citc-slurm-compute-demo-v20260101000000', 'rootfs'), {recursive: true})
     symlinkSync('citc-slurm-compute-demo-v20260101000000', join(imagesDir, 'current'))
@@ -26,7 +37,7 @@ describe('local driver: booting the current image', () => {
   })
 
   it('reads which image is current from the `current` link; none without one', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'citc-driver-image-'))
+    const dir = tempDir()
     expect(currentLocalImage(dir)).toBeUndefined()
     symlinkSync('img-a', join(dir, 'current'))
     expect(currentLocalImage(dir)).toEqual({name: 'img-a', rootfs: join(dir, 'img-a', 'rootfs')})

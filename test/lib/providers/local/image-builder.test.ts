@@ -1,17 +1,28 @@
 // The local image store on disk (a temp dir stands in for /var/lib/citc/images/<cluster>): a finished
 // build moved into place with its record, `current` switched by one rename, images listed newest first
 // with the nodes running each, and removal refused for the current image and for one a node runs.
-import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {localImages} from '../../../../src/lib/providers/local/image-builder.js'
 import {currentLocalImage} from '../../../../src/lib/providers/local/driver.js'
 import {MemoryTransport} from '../../../helpers/memory-transport.js'
 
+const temps: string[] = []
+/** A temp dir removed after the file's tests. */
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'citc-images-'))
+  temps.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of temps) rmSync(d, {recursive: true, force: true})
+})
+
 function store() {
-  const dir = mkdtempSync(join(tmpdir(), 'citc-images-'))
+  const dir = tempDir()
   const imagesDir = join(dir, 'images')
   const runDir = join(dir, 'run')
   mkdirSync(runDir)
