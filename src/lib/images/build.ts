@@ -15,6 +15,8 @@ export interface BuildOptions {
   inputs: string
   /** The controller's Slurm package version: the image's slurmd is exactly it. */
   slurmVersion: string
+  /** compute.yml's variables (the builder's playbookVars(), read once by the caller for the inputs digest too). */
+  playbookVars: Record<string, unknown>
   /** The customisation script, already on the management node. */
   scriptOnManagement?: string
   management: Transport
@@ -89,7 +91,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
   }
   try {
     const playbookVars = {
-      ...(await builder.playbookVars()),
+      ...o.playbookVars,
       slurm_version: o.slurmVersion,
       citc_image: {name, version, cluster: o.cluster, arch: o.arch},
     }

@@ -11,9 +11,9 @@
 // The directory is mode 0700: Terraform's state and plan files hold the host key too.
 import {chmodSync, copyFileSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {InvalidInputError, remoteError} from '../errors.js'
+import {PACKAGE_ROOT} from '../package-root.js'
 import {catalogueFor} from '../shapes/index.js'
 import {outputValues, type TerraformOutputs} from '../tools/terraform.js'
 import {checkCommonInputs, type CloudInputs} from './cloud-inputs.js'
@@ -26,8 +26,8 @@ export {COMMON_OUTPUTS, COMMON_VARIABLES} from './terraform-io.js'
 // ---------------------------------------------------------------------------------------------
 // Templates and the working directory
 
-/** The package's templates/ (src/lib/providers and dist/lib/providers are both three levels down). */
-export const TEMPLATES_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url))
+/** The package's templates/ (with a trailing slash). */
+export const TEMPLATES_DIR = `${PACKAGE_ROOT}/templates/`
 
 export const TFVARS_FILE = 'citc.auto.tfvars.json'
 export const CLOUD_INIT_TEMPLATE = 'cloud-init/mgmt.yaml.tftpl'

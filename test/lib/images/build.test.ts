@@ -35,6 +35,7 @@ const opts = (management: MemoryTransport, extra = {}) => ({
   arch: 'x86_64' as const,
   inputs: 'abc123',
   slurmVersion: '22.05.8-4+deb12u3',
+  playbookVars: {provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared'},
   management,
   signal: new AbortController().signal,
   now: NOW,

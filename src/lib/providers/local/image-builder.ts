@@ -7,17 +7,15 @@
 // Running nodes keep the image they booted (their overlay holds it; <runDir>/<node>.image names it).
 import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
+import {PACKAGE_ROOT} from '../../package-root.js'
 import {hostArch} from '../../images/naming.js'
 import type {ImageBuilder, ImageBuilderFactory, ImageInfo, ImageRecord} from '../../images/types.js'
 import {run} from '../../tools/exec.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
 
-/** citc's own package on this machine (templates/packer/, playbooks/). */
-const PACKAGE_ROOT = fileURLToPath(new URL('../../../..', import.meta.url))
 
 export interface LocalImageOptions {
   /** Default LOCAL_IMAGES_ROOT/<cluster>. */
@@ -90,7 +88,7 @@ export function localImages(cluster: string, management: Parameters<typeof readM
     tools: ['packer', 'mmdebstrap'],
     arches: [hostArch()], // nodes run on this machine
     workDir: join(root, '.builds'),
-    packageRoot: async () => PACKAGE_ROOT.replace(/\/$/, ''),
+    packageRoot: async () => PACKAGE_ROOT,
     async playbookVars() {
       const contract = await readManagementContract(management)
       return {provider: 'local', cluster_name: cluster, shared_dir: contract.sharedDir}

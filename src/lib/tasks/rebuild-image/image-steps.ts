@@ -3,6 +3,7 @@
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {buildImage} from '../../images/build.js'
+import {PACKAGE_ROOT} from '../../package-root.js'
 import {imageInputsDigest} from '../../images/inputs.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../images/types.js'
 import type {Arch} from '../../shapes/types.js'
@@ -27,6 +28,7 @@ export interface ImageContext extends WorkflowContext {
   /** Set by inputsStep. */
   inputs?: string
   slurmVersion?: string
+  playbookVars?: Record<string, unknown>
 }
 
 const SCRIPT_ON_MANAGEMENT = 'compute-image-extra.sh'
@@ -69,21 +71,11 @@ export function inputsStep<C extends ImageContext>(): Step<C> {
     title: 'What goes into the image: playbooks, template, script, Slurm version',
     run: async (ctx) => {
       ctx.slurmVersion = await slurmVersionOn(ctx.management)
-      ctx.inputs = imageInputsDigest({
-        packageRoot: await packageRootHere(),
-        script: ctx.script,
-        slurmVersion: ctx.slurmVersion,
-        arch: ctx.arch,
-        playbookVars: await ctx.builder.playbookVars(),
-      })
+      ctx.playbookVars = await ctx.builder.playbookVars()
+      // This machine's template and playbooks are the files the management node runs (its citc is this one).
+      ctx.inputs = imageInputsDigest({packageRoot: PACKAGE_ROOT, script: ctx.script, slurmVersion: ctx.slurmVersion, arch: ctx.arch, playbookVars: ctx.playbookVars})
     },
   }
-}
-
-/** citc's package on this machine: the template and playbooks the management node runs are the same files. */
-async function packageRootHere(): Promise<string> {
-  const {fileURLToPath} = await import('node:url')
-  return fileURLToPath(new URL('../../../..', import.meta.url)).replace(/\/$/, '')
 }
 
 /** The current image of the build's architecture, if its inputs are what this build would put in. */
@@ -117,6 +109,7 @@ export function buildStep<C extends ImageContext>(opts: {skipWhenUnchanged?: boo
         arch: ctx.arch,
         inputs: ctx.inputs!,
         slurmVersion: ctx.slurmVersion!,
+        playbookVars: ctx.playbookVars!,
         scriptOnManagement,
         management: ctx.management,
         signal: ctx.signal,
