@@ -39,7 +39,7 @@ failing step and shows its last lines; Ctrl-C exits 130).
     list: Flags.boolean({default: false, description: 'list the images: version, date, size, architecture, current, nodes'}),
     rollback: Flags.boolean({default: false, description: 'make the previous image (or VERSION) current again'}),
     keep: Flags.integer({default: 3, min: 1, description: 'images to keep (older ones are deleted, never the current one nor one a node runs)'}),
-    arch: Flags.string({options: ['x86_64', 'arm64'], description: 'architecture to build (clouds: arm64 where the limits hold arm shapes; local: this machine’s)'}),
+    arch: Flags.string({options: ['x86_64', 'arm64'], description: 'architecture to build (default: the only one the provider builds, else x86_64; local: this machine’s; oracle: x86_64 only)'}),
     wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
   }
 

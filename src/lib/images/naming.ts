@@ -1,5 +1,4 @@
 // Image names and versions: citc chooses both (never parsed from Packer's output).
-import type {Arch} from '../shapes/types.js'
 
 /** UTC YYYYMMDDhhmmss. */
 export function imageVersion(at: Date): string {
@@ -20,9 +19,4 @@ export function isImageVersion(s: string): boolean {
 export function versionDate(version: string): string {
   const v = version
   return `${v.slice(0, 4)}-${v.slice(4, 6)}-${v.slice(6, 8)} ${v.slice(8, 10)}:${v.slice(10, 12)}:${v.slice(12, 14)} UTC`
-}
-
-/** This machine's architecture, as the shape catalogues name it. */
-export function hostArch(nodeArch = process.arch): Arch {
-  return nodeArch === 'arm64' ? 'arm64' : 'x86_64'
 }

@@ -6,14 +6,15 @@
 //   current → <image>  what new nodes boot (switched atomically: a symlink renamed over the old one)
 // Running nodes keep the image they booted (their overlay holds it; <runDir>/<node>.image names it).
 import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {arch as osArch} from 'node:os'
 import {join} from 'node:path'
 
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
-import {hostArch} from '../../images/naming.js'
 import type {ImageBuilder, ImageBuilderFactory, ImageInfo, ImageRecord} from '../../images/types.js'
 import {run} from '../../tools/exec.js'
+import {archOf} from './shapes.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
 
 
@@ -86,7 +87,7 @@ export function localImages(cluster: string, management: Parameters<typeof readM
   return {
     packerOnly: 'local.null.local',
     tools: ['packer', 'mmdebstrap'],
-    arches: [hostArch()], // nodes run on this machine
+    arches: [archOf(osArch())], // nodes run on this machine
     workDir: join(root, '.builds'),
     packageRoot: async () => PACKAGE_ROOT,
     async playbookVars() {

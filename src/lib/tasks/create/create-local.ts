@@ -10,7 +10,6 @@ import {join} from 'node:path'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
-import {hostArch} from '../../images/naming.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {checkPreflight, gatherFacts} from '../../providers/local/preflight.js'
 import {Controller} from '../../slurm/controller.js'
@@ -19,9 +18,8 @@ import {localTransport} from '../../transport/local.js'
 import type {Transport} from '../../transport/types.js'
 import {withLog} from '../../transport/logged.js'
 import {generateFromLimits} from '../finish/generate-config.js'
-import {storedScript} from '../rebuild-image/image-script.js'
-import {createImageSteps, type ImageContext} from '../rebuild-image/image-steps.js'
-import {DEFAULT_KEEP, imageBuilderFor} from '../rebuild-image/rebuild-image.js'
+import {createImageSteps} from '../rebuild-image/image-steps.js'
+import {createImageContext} from '../rebuild-image/rebuild-image.js'
 import {clusterWorkflow, type Step} from '../workflow.js'
 import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
@@ -102,15 +100,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       const ctx: LocalCreateContext = {...wf.context, record: () => record, root: () => transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}
       await wf.steps(LOCAL_CREATE_STEPS, ctx)
       // The first compute-node image (or a new one when what goes into it changed): nodes boot it.
-      const imageCtx: ImageContext = {
-        ...wf.context,
-        record,
-        management: transport,
-        builder: await imageBuilderFor(record, transport, wf.signal, wf.logFile('create')),
-        arch: hostArch(),
-        script: storedScript(paths.dir),
-        keep: DEFAULT_KEEP,
-      }
+      const imageCtx = await createImageContext(wf, {record, management: transport, clusterDir: paths.dir})
       await wf.steps(createImageSteps(), imageCtx)
 
       const next: Array<[string, string]> = [

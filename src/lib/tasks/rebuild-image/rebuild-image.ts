@@ -13,7 +13,7 @@ import type {Arch} from '../../shapes/types.js'
 import {connectCluster} from '../../transport/connect.js'
 import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
-import {clusterWorkflow} from '../workflow.js'
+import {clusterWorkflow, type Workflow} from '../workflow.js'
 import {readScriptFlag, storedScript} from './image-script.js'
 import {buildStep, type ImageContext, installImageTools, inputsStep, pruneStep, useStep} from './image-steps.js'
 
@@ -29,10 +29,31 @@ export interface RebuildImageInput {
 }
 
 /** The provider's image builder for a cluster, or a clear refusal. */
-export async function imageBuilderFor(record: ClusterRecord, management: Transport, signal: AbortSignal, logFile: string): Promise<ImageBuilder> {
+export async function imageBuilderFor(record: ClusterRecord, management: Transport, signal: AbortSignal, logFile: string, nodeRoot?: string): Promise<ImageBuilder> {
   const make = await providerModule(record.provider).imageBuilder()
   if (!make) throw new CitcError('usage', `citc cannot build images for provider ${record.provider} yet`)
-  return make({record, management, signal, logFile})
+  return make({record, management, signal, logFile, nodeRoot})
+}
+
+/**
+ * `citc create`'s image steps' context (local and cloud): the management node's root, the provider's
+ * builder, the architecture (`arch`, else the only one the builder builds, else x86_64: a usage error
+ * when the builder cannot build it), the cluster's stored script.
+ */
+export async function createImageContext(
+  wf: Workflow,
+  o: {record: ClusterRecord; management: Transport; clusterDir: string; arch?: Arch; nodeRoot?: string},
+): Promise<ImageContext> {
+  const builder = await imageBuilderFor(o.record, o.management, wf.signal, wf.logFile('create'), o.nodeRoot)
+  return {
+    ...wf.context,
+    record: o.record,
+    management: o.management,
+    builder,
+    arch: archFor(o.record, o.arch, builder.arches),
+    script: storedScript(o.clusterDir),
+    keep: DEFAULT_KEEP,
+  }
 }
 
 /** A management node not connected yet: builders are made without using it, so a builder's own facts (arches) can be asked first. */
