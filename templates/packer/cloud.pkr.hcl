@@ -360,12 +360,7 @@ build {
   }
 
   post-processor "manifest" {
-    output = var.manifest
-    custom_data = {
-      image   = var.image_name
-      version = var.version
-      cluster = var.cluster
-      arch    = var.arch
-    }
+    output      = var.manifest
+    custom_data = local.manifest_data
   }
 }

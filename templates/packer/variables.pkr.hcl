@@ -45,3 +45,13 @@ variable "manifest" {
   type        = string
   description = "Where the manifest post-processor writes (citc reads nothing from it it did not choose)."
 }
+
+locals {
+  # What every build's manifest post-processor records (citc chose each value; it reads none back).
+  manifest_data = {
+    image   = var.image_name
+    version = var.version
+    cluster = var.cluster
+    arch    = var.arch
+  }
+}
