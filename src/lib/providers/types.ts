@@ -1,6 +1,8 @@
-// The node driver interface: what Slurm's power saving needs from a provider. One per provider
-// (local first; aws, google, oracle fit the same shape). Called by `citc node resume|suspend|fail`
-// on the management node, with the nodes' shape/AD/arch read back from their Slurm features.
+// The node driver interface: what Slurm's power saving and the watchdog need from a provider. One per
+// provider (local: slurmd processes on this machine; aws, google, oracle: cloud-driver.ts over each
+// cloud's CloudApi). Called by `citc node resume|suspend|fail|sync` on the management node, with the
+// nodes' shape/AD/arch read back from their Slurm features.
+import type {NodeFailure} from './node-failures.js'
 
 export interface NodeSpec {
   name: string
@@ -14,13 +16,52 @@ export interface NodeOutcome {
   ok: boolean
   /** Why it failed, in one line a user can act on (reported to Slurm as the node's reason). */
   error?: string
+  /** A cloud's refusal, classified (node-failures.ts): error is then failureReason() of it. */
+  failure?: NodeFailure
+  /** The machine that runs (or ran) the node. */
+  instanceId?: string
+  privateIp?: string
+  /** Resume found the node's machine already there (pending or running) and launched none. */
+  adopted?: boolean
+  /** Create calls made for this node (retries included). */
+  attempts?: number
+}
+
+/** One compute machine of the cluster, as the provider lists it (local: a node's slurmd). */
+export interface CloudInstance {
+  id: string
+  /** The Slurm node it runs (its name tag / instance name / display name). */
+  name: string
+  state: 'pending' | 'running' | 'stopping' | 'terminated'
+  /** Epoch ms. */
+  launchedAt: number
+  privateIp?: string
+  shape?: string
+}
+
+/** What a driver call may use besides its nodes: the log, the clock and how long it has. */
+export interface DriverContext {
+  /** One line to the elastic log. */
+  log(message: string): void
+  /** Epoch ms; injected so tests run retries without real waits. */
+  now(): number
+  sleep(ms: number): Promise<void>
+  /** Epoch ms by which every outcome must be known: retries stop before it. */
+  deadline: number
 }
 
 export interface NodeDriver {
   /** Start every node; never throws for one node's failure: each outcome says. */
-  resume(nodes: NodeSpec[], log: (message: string) => void): Promise<NodeOutcome[]>
-  /** Stop every node, making sure it is gone. */
-  suspend(nodes: NodeSpec[], log: (message: string) => void): Promise<NodeOutcome[]>
-  /** Every node the provider has running for this cluster (for destroy and orphan checks). */
-  running(): Promise<string[]>
+  resume(nodes: NodeSpec[], ctx: DriverContext): Promise<NodeOutcome[]>
+  /** Stop every node; a node with no machine is stopped already (ok). Does not wait for the end. */
+  suspend(nodes: NodeSpec[], ctx: DriverContext): Promise<NodeOutcome[]>
+  /** Every compute machine of this cluster not yet terminated (for destroy and the watchdog). */
+  list(): Promise<CloudInstance[]>
+  /** Stop machines by id (the watchdog's orphans): one outcome per id, named by the id's node. */
+  terminate(instances: CloudInstance[], ctx: DriverContext): Promise<NodeOutcome[]>
+}
+
+/** A context with the real clock, for callers that do not inject one. */
+export function realContext(log: (message: string) => void, budgetMs: number): DriverContext {
+  return {log, now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), deadline: Date.now() + budgetMs}
 }

@@ -9,7 +9,7 @@ import {dirname} from 'node:path'
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
 import {CitcError} from '../errors.js'
 import {isProvider, providerModule} from '../providers/registry.js'
-import type {NodeDriver, NodeOutcome, NodeSpec} from '../providers/types.js'
+import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../providers/types.js'
 import {Controller, type NodeState} from '../slurm/controller.js'
 import {expandHostlist} from '../slurm/hostlist.js'
 import {featureValue} from '../slurm/nodes.js'
@@ -37,7 +37,7 @@ export async function driverFor(cfg: NodeHostConfig): Promise<NodeDriver> {
 function missingDriver(provider: string): NodeDriver {
   const error = `citc has no node driver for provider ${provider} yet: it cannot start or stop ${provider} machines`
   const fail = async (nodes: NodeSpec[]) => nodes.map((n) => ({name: n.name, ok: false, error}))
-  return {resume: fail, suspend: fail, running: async () => []}
+  return {resume: fail, suspend: fail, list: async () => [], terminate: async (instances) => fail(instances.map((i) => ({name: i.name, shape: 'unknown'})))}
 }
 
 export function elasticLogger(file: string, program: string) {
@@ -52,6 +52,13 @@ function specFromState(n: NodeState): NodeSpec {
 }
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'
+
+/**
+ * How long a node program may take before every node has its outcome. Resume: half of the clouds'
+ * ResumeTimeout (600 s, slurm/render.ts), so a failure reaches Slurm minutes before it would give up;
+ * the cloud driver's own retry budget (120 s) is shorter still. Suspend and fail: inside SuspendTimeout (120 s).
+ */
+export const PROGRAM_BUDGET_MS: Record<NodeProgram, number> = {resume: 300_000, suspend: 100_000, fail: 100_000}
 
 /** The elastic log the role sets up (citc_log_dir): where a node program says why it could not start. */
 const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
@@ -79,6 +86,7 @@ function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
 export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = configOrLog(program, hostlist), given?: NodeDriver) {
   const driver = given ?? (await driverFor(cfg))
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
+  const ctx = realContext(log, PROGRAM_BUDGET_MS[program])
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})
   const names = expandHostlist(hostlist)
   log(`${program} ${hostlist} (${names.length} node(s))`)
@@ -93,13 +101,13 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg
     const specs = names.map((name) => (known.has(name) ? specFromState(known.get(name)!) : {name, shape: 'unknown'}))
     let outcomes: NodeOutcome[]
     if (program === 'resume') {
-      outcomes = await driver.resume(specs, log)
+      outcomes = await driver.resume(specs, ctx)
       const failed = outcomes.filter((o) => !o.ok)
       for (const f of failed) log(`${f.name}: FAILED to start: ${f.error}`)
       if (failed.length > 0) await reportFailedStarts(controller, failed, log)
     } else {
       // suspend, and fail (ResumeTimeout passed): make sure the machines are gone.
-      outcomes = await driver.suspend(specs, log)
+      outcomes = await driver.suspend(specs, ctx)
       for (const f of outcomes.filter((o) => !o.ok)) log(`${f.name}: FAILED to stop: ${f.error}`)
     }
     log(`${program} done: ${outcomes.filter((o) => o.ok).length} ok, ${outcomes.filter((o) => !o.ok).length} failed`)
@@ -116,7 +124,9 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg
  */
 async function reportFailedStarts(controller: Controller, failed: NodeOutcome[], log: (m: string) => void) {
   for (const f of failed) {
-    const reason = `citc: start failed: ${(f.error ?? 'unknown').replace(/\s+/g, ' ').slice(0, 200)}`
+    // A cloud's classified refusal is its reason already (`citc: capacity: … for <shape> in <place>`):
+    // the watchdog reads the class back from it (nodes/sync-plan.ts).
+    const reason = f.failure && f.error ? f.error : `citc: start failed: ${(f.error ?? 'unknown').replace(/\s+/g, ' ').slice(0, 200)}`
     try {
       await controller.update([`NodeName=${f.name}`, 'State=DOWN', `Reason=${reason}`])
       await controller.update([`NodeName=${f.name}`, 'State=POWER_DOWN_FORCE'])

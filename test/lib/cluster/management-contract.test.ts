@@ -17,6 +17,7 @@ import {
 } from '../../../src/lib/cluster/management-contract.js'
 import {CitcError} from '../../../src/lib/errors.js'
 import {driverFor} from '../../../src/lib/tasks/node-programs.js'
+import {realContext} from '../../../src/lib/providers/types.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-contract-unit-'))
@@ -147,11 +148,11 @@ describe('reading the file', () => {
 describe('the node programs', () => {
   it('get the local driver for a local cluster and a reasoned failure for a cloud without a driver yet', async () => {
     const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
-    expect(await d.resume([{name: 'demo-c5-0001', shape: 'c5.xlarge'}], () => {})).toEqual([
+    expect(await d.resume([{name: 'demo-c5-0001', shape: 'c5.xlarge'}], realContext(() => {}, 1000))).toEqual([
       {name: 'demo-c5-0001', ok: false, error: 'citc has no node driver for provider aws yet: it cannot start or stop aws machines'},
     ])
     const local = await driverFor(parseManagementContract(JSON.stringify({...common, provider: 'local', driver: {runDir: join(work, 'run')}}), FILE))
-    expect(await local.running()).toEqual([])
+    expect(await local.list()).toEqual([])
   })
 })
 

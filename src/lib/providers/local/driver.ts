@@ -15,7 +15,7 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpath
 import {basename, join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
-import type {NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
+import type {CloudInstance, NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
 import {pidAlive, sleep} from '../../proc.js'
 
 export interface LocalDriverOptions {
@@ -289,15 +289,28 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
   }
 
   return {
-    resume: (nodes, log) => Promise.all(nodes.map((n) => start(n, log))),
-    suspend: (nodes, log) => Promise.all(nodes.map((n) => stop(n, log))),
-    async running() {
+    resume: (nodes, ctx) => Promise.all(nodes.map((n) => start(n, ctx.log))),
+    suspend: (nodes, ctx) => Promise.all(nodes.map((n) => stop(n, ctx.log))),
+    /** A node runs while its launcher does: id is the launcher's pid, launched when its pid file was written. */
+    async list() {
       if (!existsSync(o.runDir)) return []
-      return readdirSync(o.runDir)
-        .filter((f) => f.endsWith('.pid'))
-        .map((f) => f.slice(0, -4))
-        .filter((n) => launcherPid(n) !== undefined)
+      const instances: CloudInstance[] = []
+      for (const f of readdirSync(o.runDir).filter((x) => x.endsWith('.pid'))) {
+        const name = f.slice(0, -4)
+        const pid = launcherPid(name)
+        if (pid !== undefined) instances.push({id: String(pid), name, state: 'running', launchedAt: mtimeMs(pidFile(name))})
+      }
+      return instances
     },
+    /** Stop the nodes these launchers run — only while the pid still is that node's launcher. */
+    terminate: (instances, ctx) =>
+      Promise.all(
+        instances.map((i) =>
+          launcherPid(i.name) === Number(i.id)
+            ? stop({name: i.name, shape: i.shape ?? 'unknown'}, ctx.log)
+            : Promise.resolve({name: i.name, ok: true, instanceId: i.id}),
+        ),
+      ),
   }
 }
 

@@ -10,6 +10,7 @@ import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
 import {localDriver} from '../../providers/local/driver.js'
+import {realContext} from '../../providers/types.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
 import {playbookVars} from '../create/create-local.js'
@@ -69,14 +70,15 @@ const powerDownNodes: Step<DestroyLocalContext> = {
   title: 'Power down every compute node',
   run: async (ctx, task) => {
     const driver = await nodeDriver()
-    const running = await driver.running()
+    const running = (await driver.list()).map((i) => i.name)
     const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
+    const ctxLog = (m: string) => {
+      log(m)
+      task.output = m
+    }
     const outcomes = await driver.suspend(
       running.map((n) => ({name: n, shape: 'unknown'})),
-      (m) => {
-        log(m)
-        task.output = m
-      },
+      realContext(ctxLog, 5 * 60_000),
     )
     const failed = outcomes.filter((o) => !o.ok)
     if (failed.length > 0) throw new CitcError('remote', `could not stop ${failed.map((f) => `${f.name} (${f.error})`).join(', ')}`)
@@ -106,8 +108,8 @@ const teardown: Step<DestroyLocalContext> = {
 const checkNothingRuns: Step<DestroyLocalContext> = {
   title: 'Check that nothing is left running',
   run: async () => {
-    const left = await (await nodeDriver()).running()
-    if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.join(', ')}`)
+    const left = await (await nodeDriver()).list()
+    if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.map((i) => i.name).join(', ')}`)
   },
 }
 

@@ -6,6 +6,7 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {currentLocalImage, localDriver} from '../../../../src/lib/providers/local/driver.js'
+import {realContext} from '../../../../src/lib/providers/types.js'
 
 const temps: string[] = []
 /** A temp dir removed after the file's tests. */
@@ -26,7 +27,7 @@ describe('local driver: booting the current image', () => {
     symlinkSync('citc-slurm-compute-demo-v20260101000000', join(imagesDir, 'current'))
     const driver = localDriver({imagesDir, runDir: join(dir, 'run'), logDir: join(dir, 'log')})
     const t0 = Date.now()
-    const [outcome] = await driver.resume([{name: 'demo-node-1', shape: 'local.small'}], () => undefined)
+    const [outcome] = await driver.resume([{name: 'demo-node-1', shape: 'local.small'}], realContext(() => undefined, 1000))
     expect(Date.now() - t0).toBeLessThan(1000)
     expect(outcome).toEqual({
       name: 'demo-node-1',

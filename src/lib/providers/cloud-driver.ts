@@ -1,0 +1,231 @@
+// The node driver every cloud shares (issue #11; design in ../shared/node-drivers-notes.md §5.2–5.3).
+// A cloud gives only its CloudApi (aws/, google/, oracle/ ec2-api.ts, compute-api.ts, oci-api.ts):
+// list the cluster's machines, create one, terminate one, classify an error. Everything else is here,
+// the same for the three:
+//   resume   one list first: a node whose machine is already pending or running is adopted, not
+//            launched twice; the rest are created one call per node (each needs its own name and
+//            user-data), at most `concurrency` at once behind a token bucket, with an idempotency token
+//            per node and resume that every retry reuses. Throttled/transient errors are retried with
+//            full-jitter backoff inside a budget well before the deadline (retry-budget.ts); capacity,
+//            quota, config and auth fail that node at once with a reason a user can act on, while the
+//            others go on.
+//   suspend  terminate by instance id, found by name in the cluster's own listing (tag/label cluster=<id>,
+//            never by name alone); no machine is success; termination is not waited for.
+import {createHash} from 'node:crypto'
+import {existsSync, readFileSync} from 'node:fs'
+
+import pLimit from 'p-limit'
+
+import {IMAGES_JSON, parseImageState} from './cloud-image-state.js'
+import {failureReason, type NodeFailure} from './node-failures.js'
+import {nodeUserData} from './node-user-data.js'
+import {TokenBucket, type RateLimit} from './rate-limit.js'
+import {withRetries} from './retry-budget.js'
+import type {CloudInstance, DriverContext, NodeDriver, NodeOutcome, NodeSpec} from './types.js'
+
+/** What one launch call gets besides the node. */
+export interface LaunchRequest {
+  /** Idempotency token (a UUID: Google's requestId must be one; ≤ 64 ASCII for EC2 and OCI). */
+  token: string
+  /** The cloud's id of the compute image for the node's architecture. */
+  imageId: string
+  /** The boot script (plain text; the API encodes it as the cloud wants). */
+  userData: string
+}
+
+/** One cloud, reduced to what the driver needs. Every method throws the SDK's own error on failure. */
+export interface CloudApi {
+  /** Where a node of this spec is placed, for reasons and logs ("eu-west-1a", "AD-1"). */
+  place(node: NodeSpec): string
+  /** Every compute machine of the cluster (its tag/label cluster=<id>, type=compute), not terminated. */
+  list(): Promise<CloudInstance[]>
+  create(node: NodeSpec, launch: LaunchRequest): Promise<{id: string; privateIp?: string}>
+  /** Terminate by id; a machine already gone must not throw. */
+  terminate(instance: CloudInstance): Promise<void>
+  classify(error: unknown): NodeFailure
+}
+
+export interface CloudDriverOptions {
+  cluster: string
+  api: CloudApi
+  /** The compute image's id for an architecture, or undefined when the cluster has none. */
+  imageFor(arch: string): string | undefined
+  userData(node: NodeSpec): string
+  rate: RateLimit
+  concurrency: number
+  /** Retries of one node stop after this long, or earlier at the context's deadline (notes §5.2: 120 s). */
+  retryBudgetMs: number
+  backoff?: {baseMs: number; capMs: number; random?: () => number}
+}
+
+/** Defaults for a cloud driver: EC2's RunInstances bucket as the issue gives it (5/s, burst 20). */
+export const CLOUD_DRIVER_DEFAULTS = {
+  rate: {perSecond: 5, burst: 20},
+  concurrency: 8,
+  retryBudgetMs: 120_000,
+  backoff: {baseMs: 1000, capMs: 20_000},
+} as const
+
+/** The node's token for this resume: the same on every retry, new on the next resume. */
+export function idempotencyToken(cluster: string, node: string, resumeStartedAt: number): string {
+  const h = createHash('sha256').update(`${cluster}\0${node}\0${resumeStartedAt}`).digest('hex')
+  // UUID layout, version 4 bits set, so every cloud accepts it.
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+const alive = (i: CloudInstance) => i.state === 'pending' || i.state === 'running'
+
+export function cloudDriver(o: CloudDriverOptions): NodeDriver {
+  const backoff = o.backoff ?? CLOUD_DRIVER_DEFAULTS.backoff
+  let bucket: TokenBucket | undefined
+  const bucketFor = (ctx: DriverContext) => (bucket ??= new TokenBucket(o.rate, ctx.now, ctx.sleep))
+
+  /** fn through the bucket, retried while throttled/transient and the budget lasts. */
+  async function call<T>(what: string, ctx: DriverContext, fn: () => Promise<T>) {
+    const b = bucketFor(ctx)
+    const budgetMs = Math.max(0, Math.min(o.retryBudgetMs, ctx.deadline - ctx.now()))
+    const noTime = Object.assign(new Error(`no time left before the deadline for ${what}`), {citcNoTime: true})
+    return withRetries(
+      async () => {
+        if (!(await b.take(ctx.deadline))) throw noTime
+        return fn()
+      },
+      (error) => (error === noTime ? {class: 'transient', code: 'DeadlineReached', message: noTime.message} : o.api.classify(error)),
+      {
+        budgetMs,
+        ...backoff,
+        now: ctx.now,
+        sleep: ctx.sleep,
+        onRetry(f, attempt, delayMs) {
+          if (f.class === 'throttled') b.drain()
+          ctx.log(`${what}: ${f.class} (${f.code}), attempt ${attempt}; again in ${(delayMs / 1000).toFixed(1)} s`)
+        },
+      },
+    )
+  }
+
+  function failed(node: NodeSpec, f: NodeFailure, attempts: number, ctx: DriverContext): NodeOutcome {
+    const error = failureReason(f, {shape: node.shape, place: o.api.place(node)})
+    ctx.log(`${node.name}: ${error} after ${attempts} attempt(s): ${f.message.split('\n', 1)[0]}`)
+    return {name: node.name, ok: false, error, failure: f, attempts}
+  }
+
+  const listing = (ctx: DriverContext) => call("listing the cluster's instances", ctx, () => o.api.list())
+
+  async function stop(instance: CloudInstance, ctx: DriverContext): Promise<NodeOutcome> {
+    const r = await call(`${instance.name}: terminating ${instance.id}`, ctx, () => o.api.terminate(instance))
+    if (r.ok) {
+      ctx.log(`${instance.name}: terminating ${instance.id}`)
+      return {name: instance.name, ok: true, instanceId: instance.id, attempts: r.attempts}
+    }
+    const error = `citc: ${r.failure.class}: ${r.failure.code} terminating ${instance.id}`
+    ctx.log(`${instance.name}: ${error}: ${r.failure.message.split('\n', 1)[0]}`)
+    return {name: instance.name, ok: false, error, failure: r.failure, instanceId: instance.id, attempts: r.attempts}
+  }
+
+  return {
+    async resume(nodes, ctx) {
+      const startedAt = ctx.now()
+      const listed = await listing(ctx)
+      // Without a listing, adopting is impossible but launching is still safe: the tokens make a
+      // repeat create of the same node in this resume harmless, and the watchdog reaps doubles.
+      if (!listed.ok) ctx.log(`could not list the cluster's instances (${listed.failure.class}: ${listed.failure.code}); launching without adopting`)
+      const existing = new Map<string, CloudInstance>()
+      for (const i of listed.ok ? listed.value : []) if (alive(i)) existing.set(i.name, i)
+      const limit = pLimit(o.concurrency)
+      return Promise.all(
+        nodes.map((node) =>
+          limit(async (): Promise<NodeOutcome> => {
+            const have = existing.get(node.name)
+            if (have) {
+              ctx.log(`${node.name}: adopting ${have.id} (${have.state}), already launched`)
+              return {name: node.name, ok: true, adopted: true, instanceId: have.id, privateIp: have.privateIp, attempts: 0}
+            }
+            const arch = node.arch ?? 'x86_64'
+            const imageId = o.imageFor(arch)
+            if (!imageId) {
+              const f: NodeFailure = {class: 'config', code: `NoImage(${arch})`, message: `the cluster has no compute image for ${arch}: run citc rebuild-image --arch ${arch}`}
+              return failed(node, f, 0, ctx)
+            }
+            const launch = {token: idempotencyToken(o.cluster, node.name, startedAt), imageId, userData: o.userData(node)}
+            const r = await call(`${node.name}: launching ${node.shape} in ${o.api.place(node)}`, ctx, () => o.api.create(node, launch))
+            if (!r.ok) return failed(node, r.failure, r.attempts, ctx)
+            ctx.log(`${node.name}: launched ${r.value.id}${r.value.privateIp ? ` (${r.value.privateIp})` : ''} after ${r.attempts} attempt(s)`)
+            return {name: node.name, ok: true, instanceId: r.value.id, privateIp: r.value.privateIp, attempts: r.attempts}
+          }),
+        ),
+      )
+    },
+
+    async suspend(nodes, ctx) {
+      const listed = await listing(ctx)
+      if (!listed.ok) {
+        // Nothing can be found by id: every node fails (the watchdog terminates them on a later run).
+        const error = `citc: ${listed.failure.class}: ${listed.failure.code} listing the cluster's instances`
+        ctx.log(`${error}: ${listed.failure.message.split('\n', 1)[0]}`)
+        return nodes.map((n) => ({name: n.name, ok: false, error, failure: listed.failure}))
+      }
+      const byName = new Map<string, CloudInstance[]>()
+      for (const i of listed.value) if (i.state !== 'terminated') byName.set(i.name, [...(byName.get(i.name) ?? []), i])
+      const limit = pLimit(o.concurrency)
+      return Promise.all(
+        nodes.map((node) =>
+          limit(async (): Promise<NodeOutcome> => {
+            const mine = byName.get(node.name) ?? []
+            if (mine.length === 0) {
+              ctx.log(`${node.name}: no instance, nothing to stop`)
+              return {name: node.name, ok: true}
+            }
+            const outcomes = []
+            for (const i of mine) outcomes.push(await stop(i, ctx))
+            return outcomes.find((x) => !x.ok) ?? outcomes[0]!
+          }),
+        ),
+      )
+    },
+
+    list: () => o.api.list(),
+
+    async terminate(instances, ctx) {
+      const limit = pLimit(o.concurrency)
+      return Promise.all(instances.map((i) => limit(() => stop(i, ctx))))
+    },
+  }
+}
+
+/** What every cloud's driver factory gets from cluster.json besides its own section (node-programs driverFor). */
+export interface CloudDriverSettings {
+  cluster: string
+  sharedDir: string
+  mgmtPrivateIp: string
+  /** /etc/citc/images.json (tests point elsewhere). */
+  imagesJson?: string
+  rate?: RateLimit
+  concurrency?: number
+  retryBudgetMs?: number
+}
+
+/**
+ * The driver of a cloud cluster: the cloud's api, the compute image recorded current per architecture
+ * in images.json (read at the first launch; citc rebuild-image and --rollback change it), the boot
+ * script, and the defaults above.
+ */
+export function cloudNodeDriver(s: CloudDriverSettings, api: CloudApi): NodeDriver {
+  let images: Record<string, {id?: string} | undefined> | undefined
+  const imageFor = (arch: string) => {
+    if (!images) {
+      const file = s.imagesJson ?? IMAGES_JSON
+      images = existsSync(file) ? parseImageState(readFileSync(file, 'utf8'), file).current : {}
+    }
+    return images[arch]?.id
+  }
+  return cloudDriver({
+    cluster: s.cluster,
+    api,
+    imageFor,
+    userData: (node) => nodeUserData({node: node.name, sharedDir: s.sharedDir, mgmtPrivateIp: s.mgmtPrivateIp}),
+    rate: s.rate ?? CLOUD_DRIVER_DEFAULTS.rate,
+    concurrency: s.concurrency ?? CLOUD_DRIVER_DEFAULTS.concurrency,
+    retryBudgetMs: s.retryBudgetMs ?? CLOUD_DRIVER_DEFAULTS.retryBudgetMs,
+  })
+}
