@@ -21,6 +21,7 @@ export const INTEGRATION = [
   'test/cli/node-program.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
+  'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
   // slapd of the test's own.
   'test/lib/tasks/add-user.test.ts',

@@ -10,6 +10,7 @@ import Finish from './commands/finish.js'
 import NodeFail from './commands/node/fail.js'
 import NodeResume from './commands/node/resume.js'
 import NodeSuspend from './commands/node/suspend.js'
+import NodeSync from './commands/node/sync.js'
 import Nodes from './commands/nodes.js'
 import RebuildImage from './commands/rebuild-image.js'
 import Ssh from './commands/ssh.js'
@@ -28,6 +29,7 @@ export const commands = {
   'node:fail': NodeFail,
   'node:resume': NodeResume,
   'node:suspend': NodeSuspend,
+  'node:sync': NodeSync,
   nodes: Nodes,
   'rebuild-image': RebuildImage,
   ssh: Ssh,

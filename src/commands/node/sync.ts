@@ -1,0 +1,63 @@
+// `citc node sync`: the watchdog (src/lib/nodes/node-sync.ts). A plain Command like the node programs
+// (start-up time: it runs every minute); its logic is imported inside run().
+import {Command, Flags} from '@oclif/core'
+
+const seconds = (description: string) => Flags.integer({min: 1, description, helpValue: 'SECONDS'})
+
+export default class NodeSync extends Command {
+  static summary = 'Make the cloud and Slurm agree: terminate orphans, put vanished or stuck nodes down, hold shapes after a capacity failure'
+  static description = `Run every 60 s on the management node by a systemd timer (citc-node-sync.timer), or by the citc-node-sync service's --every loop where systemd does not run. One run at a time; every action is one line in the elastic log (/var/log/citc/elastic.log).
+
+Each run: an instance whose node is powered down or unknown to Slurm, older than --orphan-grace, is terminated; a node Slurm thinks is up whose instance is gone two runs in a row, or one stuck powered-down-not-responding for --stuck, is put DOWN and powered down; after a "citc: capacity:" failure, the other idle~ nodes of that shape and AD are held (DRAIN "citc: capacity cooldown until HH:MM UTC") for --cooldown, then returned; nodes left DOWN by a quota failure are listed for the admin (and in citc status). On the local provider the instances are this machine's node slurmd processes.`
+  static examples = [
+    {description: 'One run, as the timer does', command: '<%= config.bin %> node sync'},
+    {description: "What the run did, for a script", command: '<%= config.bin %> node sync --json'},
+  ]
+  static enableJsonFlag = true
+  static flags = {
+    every: seconds('keep running: one run every SECONDS until stopped (the service where systemd does not run)'),
+    'orphan-grace': seconds('terminate an orphan instance only once it is this old (default 120)'),
+    cooldown: seconds('how long a shape/AD is held after a capacity failure (default 600)'),
+    stuck: seconds('how long a node may stay powered down and not responding before it is reset (default 300)'),
+    'state-dir': Flags.string({hidden: true, description: 'where the runs keep their memory (default /var/lib/citc/node-sync)'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(NodeSync)
+    const {syncFromHost} = await import('../../lib/nodes/node-sync.js')
+    const ms = (s?: number) => (s === undefined ? undefined : s * 1000)
+    const settings = Object.fromEntries(
+      Object.entries({orphanGraceMs: ms(flags['orphan-grace']), cooldownMs: ms(flags.cooldown), stuckMs: ms(flags.stuck)}).filter(([, v]) => v !== undefined),
+    )
+    const once = () => syncFromHost({stateDir: flags['state-dir'], settings, echo: this.jsonEnabled() ? undefined : (l) => this.log(l)})
+    if (flags.every === undefined) {
+      const result = await once()
+      if ('skipped' in result) {
+        if (!this.jsonEnabled()) this.log(`node sync: nothing done: ${result.skipped}`)
+        return result
+      }
+      if (!this.jsonEnabled()) this.log(summary(result))
+      if (result.actions.some((a) => !a.ok)) process.exitCode = 1
+      return result
+    }
+    // The loop of the service: stops at SIGTERM/SIGINT between runs; a failing run is logged, not fatal.
+    let stop = false
+    const onSignal = () => {
+      stop = true
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+    while (!stop) {
+      const started = Date.now()
+      await once().catch(() => undefined) // logged to the elastic log by syncFromHost
+      for (let left = flags.every * 1000 - (Date.now() - started); left > 0 && !stop; left -= 500) await new Promise((r) => setTimeout(r, Math.min(500, left)))
+    }
+    return {stopped: true}
+  }
+}
+
+function summary(r: {actions: Array<{ok: boolean}>; quotaDown: Array<{name: string; reason: string}>; instances: number; nodes: number}): string {
+  const failed = r.actions.filter((a) => !a.ok).length
+  const quota = r.quotaDown.length > 0 ? `; DOWN for a quota (admin): ${r.quotaDown.map((q) => q.name).join(', ')}` : ''
+  return `node sync: ${r.nodes} node(s), ${r.instances} instance(s), ${r.actions.length} action(s)${failed ? `, ${failed} FAILED` : ''}${quota}`
+}
