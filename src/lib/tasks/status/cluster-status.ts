@@ -34,11 +34,34 @@ export interface StatusDocument {
   waitingJobs: WaitingJob[]
   /** Why the waiting jobs could not be asked for (squeue failed), when it failed. */
   waitingJobsError?: string
+  /**
+   * Nodes that stay out of service until an admin acts: a start the cloud refused for a quota, its
+   * permissions or a wrong request (`citc: quota:|auth:|config:` reasons, set by citc node resume; the
+   * watchdog leaves them alone). Capacity failures are not here: the watchdog returns those itself.
+   */
+  needsAdmin: Array<{node: string; reason: string}>
   /** Cloud clusters made by citc create: "creating" until create finished. */
   phase?: 'creating' | 'ready'
   /** Cloud clusters: region, zone and the Terraform outputs kept in cluster.yaml. */
   cloud?: {region: string; zone?: string; project?: string; mgmtShape: string}
   terraform?: {outputs: Record<string, unknown>}
+}
+
+/** A reason only an admin can clear (see StatusDocument.needsAdmin). */
+const ADMIN_REASON = /^citc: (quota|auth|config): /
+
+export function needsAdmin(nodes: readonly NodeRow[]): StatusDocument['needsAdmin'] {
+  return nodes.filter((n) => n.reason && ADMIN_REASON.test(n.reason)).map((n) => ({node: n.name, reason: n.reason!}))
+}
+
+/** For people: what to do about needsAdmin, after a blank line; empty if nothing. */
+export function needsAdminText(doc: Pick<StatusDocument, 'needsAdmin'>): string {
+  if (doc.needsAdmin.length === 0) return ''
+  const lines = doc.needsAdmin.map((n) => `  ${n.node}: ${n.reason}`)
+  return `
+
+Needs an admin (the cloud refused these starts; fix the quota, permission or setting, then \`scontrol update NodeName=<node> State=RESUME\`):
+${lines.join('\n')}`
 }
 
 function powerOf(n: NodeState): NodeRow['power'] {
@@ -89,6 +112,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       nodes: [],
       summary,
       waitingJobs: [],
+      needsAdmin: [],
     })
     if (record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
     try {
@@ -113,7 +137,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       if (!record.cloud) throw error
       // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
       const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]
-      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary, waitingJobs: []}
+      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary, waitingJobs: [], needsAdmin: []}
     }
     for (const n of nodes) summary[n.power]++
     return {
@@ -123,6 +147,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       nodes,
       summary,
       ...waiting,
+      needsAdmin: needsAdmin(nodes),
     }
   } finally {
     await transport.close()
