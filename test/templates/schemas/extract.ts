@@ -44,8 +44,9 @@
 //       back wrong; Pulumi modules whose name is not the Terraform prefix (objectstorage is
 //       ObjectStorage → oci_object_storage_*) give wrong type names. None is used by the templates.
 //     · `id` is not in Pulumi's Args; Pulumi may give a default to a Terraform-required argument
-//       (then it is optional here). Nested objects are taken as blocks (the OCI provider is SDKv2,
-//       which has no nested attributes).
+//       (then it is optional here): `name` above all, which Pulumi auto-names — oci_identity_
+//       dynamic_group's `name` is Required in the provider's source, optional here. Nested objects
+//       are taken as blocks (the OCI provider is SDKv2, which has no nested attributes).
 import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {gzipSync} from 'node:zlib'
@@ -215,7 +216,8 @@ function fromPulumi(dir: string): SchemaFile {
     source: `${pkg.name} ${pkg.version} (TypeScript declarations)`,
     approximate:
       'Pulumi names converted back to Terraform: list fields ending in "s" also accept the singular; ' +
-      'no `id`; Pulumi defaults may make a Terraform-required argument optional; modules whose Pulumi name ' +
+      'no `id`; Pulumi defaults and auto-naming may make a Terraform-required argument optional (`name` of ' +
+      'oci_identity_dynamic_group); modules whose Pulumi name ' +
       'differs from the Terraform prefix (ObjectStorage vs objectstorage) get wrong type names.',
     providerConfig: pulumiBlock(interfaces(join(root, 'provider.d.ts')).get('ProviderArgs') ?? [], nested, 'ProviderArgs', []),
     resource: {},
