@@ -210,9 +210,6 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
     if (!shape) throw new HttpError(400, 'invalid', `Invalid value for field 'resource.machineType': '${spec.machineType ?? ''}'.`)
     const image = spec.disks?.find((d) => d.boot)?.initializeParams?.sourceImage
     if (!image) throw new HttpError(400, 'invalid', "Invalid value for field 'resource.disks': a boot disk needs a source image.")
-    if (visible(project, zone).some((i) => i.name === name)) {
-      throw new HttpError(409, 'alreadyExists', `The resource 'projects/${project}/zones/${zone}/instances/${name}' already exists`)
-    }
     const refused = takeFault('insert:operation', shape)
     if (refused) {
       const op = newOperation(project, zone, 'insert', name)
@@ -221,6 +218,9 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
       op.httpErrorMessage = HTTP_MESSAGE[refused.status] ?? 'Error'
       if (key) byRequestId.set(key, op.name)
       return publicOp(op)
+    }
+    if (visible(project, zone).some((i) => i.name === name)) {
+      throw new HttpError(409, 'alreadyExists', `The resource 'projects/${project}/zones/${zone}/instances/${name}' already exists`)
     }
     const userData = spec.metadata?.items?.find((m) => m.key === 'user-data')?.value ?? ''
     const instance = add({name, project, zone, shape, imageId: image, userData, tags: {...(spec.labels ?? {})}, state: 'pending', launchedAt: Date.now()})

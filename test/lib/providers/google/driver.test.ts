@@ -276,6 +276,15 @@ describe('google driver: resume', () => {
     expect(gce.instances).toHaveLength(1)
   })
 
+  it('RESOURCE_ALREADY_EXISTS inside the finished operation is adopted too when the instance is ours', async () => {
+    const mine = ours('demo-n2-standard-2-0018')
+    gce.fail({op: 'list', times: 1000, status: 503, code: 'backendError'}, {op: 'insert:operation', times: 1, status: 409, code: 'RESOURCE_ALREADY_EXISTS'})
+    const {ctx} = fakeContext()
+    const [outcome] = await googleDriver(section()).resume([node(mine.name)], ctx)
+    expect(outcome).toMatchObject({ok: true, instanceId: mine.id, privateIp: mine.privateIp, attempts: 1})
+    expect(gce.requests.filter((r) => r.op === 'get')).toHaveLength(1)
+  })
+
   it("the name taken by another cluster's instance is a config failure, and that instance is left alone", async () => {
     const theirs = gce.add({name: 'demo-n2-standard-2-0016', tags: {cluster: 'other', type: 'compute'}})
     const {ctx} = fakeContext()
