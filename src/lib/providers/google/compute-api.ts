@@ -34,7 +34,8 @@ export const GOOGLE_NODE_PERMISSIONS: ReadonlyArray<{permission: string; call: s
   {permission: 'compute.instances.delete', call: 'DELETE …/zones/Z/instances/NAME (instances.delete)'},
 ]
 
-export const COMPUTE_API = 'https://compute.googleapis.com/compute/v1'
+/** Compute's service root; the API is under /compute/v1. Tests set endpoints.api to a double's root instead. */
+export const COMPUTE_ROOT = 'https://compute.googleapis.com'
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform'
 
 export interface ComputeApiOptions {
@@ -45,7 +46,7 @@ export interface ComputeApiOptions {
   subnetwork: string
   /** The compute nodes' network tag (the firewall lets cluster traffic in by it). */
   networkTag: string
-  /** TESTS ONLY: the doubles' base URLs (cloud-node-config.ts). */
+  /** TESTS ONLY: the doubles' root URLs (cloud-node-config.ts): api stands for https://compute.googleapis.com. */
   endpoints?: {api?: string; metadata?: string}
   /** Labels naming the image an instance boots (the image builder counts nodes per image by them). */
   imageLabels?(imageId: string): Record<string, string>
@@ -107,7 +108,7 @@ export function googleComputeApi(o: ComputeApiOptions): CloudApi {
   if (o.endpoints?.metadata) process.env.GCE_METADATA_HOST = new URL(o.endpoints.metadata).host
   // projectId given: the library would otherwise look for it (env, gcloud, metadata) on every run.
   const auth = new GoogleAuth({scopes: [SCOPE], projectId: o.project})
-  const zoneBase = `${(o.endpoints?.api ?? COMPUTE_API).replace(/\/$/, '')}/projects/${o.project}/zones/${o.zone}`
+  const zoneBase = `${(o.endpoints?.api ?? COMPUTE_ROOT).replace(/\/$/, '')}/compute/v1/projects/${o.project}/zones/${o.zone}`
   const timeout = o.timeoutMs ?? 30_000
   const operationWaitMs = o.operationWaitMs ?? 90_000
 

@@ -78,7 +78,7 @@ function section(extra: Record<string, unknown> = {}) {
     region: 'europe-west4',
     mgmtPrivateIp: '10.0.0.2',
     sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
-    endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url},
+    endpoints: {api: gce.url, metadata: metadata.url},
     project: PROJECT,
     zone: ZONE,
     network: `https://www.googleapis.com/compute/v1/projects/${PROJECT}/global/networks/citc-demo`,
@@ -178,7 +178,7 @@ describe('google driver: resume', () => {
 
   it('a repeated requestId whose first insert went through gets the same operation back: still one instance', async () => {
     // The first answer is lost on the way back (a slow answer past the client's patience is the same).
-    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url}})
+    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: gce.url, metadata: metadata.url}})
     const launch = {token: '6f1c2d3e-4a5b-4c6d-a7e8-9f0a1b2c3d4e', imageId: IMAGES.x86_64, userData: '#!/bin/sh\n'}
     const first = await api.create(node('demo-n2-standard-2-0007'), launch)
     const again = await api.create(node('demo-n2-standard-2-0007'), launch)
@@ -384,7 +384,7 @@ describe('google driver: settings and errors', () => {
   })
 
   it("classifies what the real client throws (not only the notes' shapes)", async () => {
-    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url}})
+    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: gce.url, metadata: metadata.url}})
     const thrown = async (f: Parameters<FakeGce['fail']>[0]) => {
       gce.fail(f)
       return api.create(node('demo-n2-standard-2-0030'), {token: crypto.randomUUID(), imageId: IMAGES.x86_64, userData: '#!/bin/sh\n'}).then(
@@ -405,7 +405,7 @@ describe('google driver: settings and errors', () => {
   })
 
   it('an unreachable API is transient (socket errors through the real client)', async () => {
-    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: 'http://127.0.0.1:9/compute/v1', metadata: metadata.url}})
+    const api = googleComputeApi({cluster: CLUSTER, project: PROJECT, zone: ZONE, subnetwork: SUBNET, networkTag: 'citc-demo', endpoints: {api: 'http://127.0.0.1:9', metadata: metadata.url}})
     const e = await api.list().catch((error: unknown) => error)
     expect(classifyGoogleError(e).class).toBe('transient')
   })

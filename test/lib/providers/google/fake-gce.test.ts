@@ -26,7 +26,7 @@ describe('fake Compute Engine', () => {
   it('throttles inserts beyond its bucket with 403 rateLimitExceeded (throttled, never capacity)', async () => {
     const gce = await startFakeGce({metadata, rateLimit: {perSecond: 0.001, burst: 2}})
     try {
-      const api = googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url}})
+      const api = googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: gce.url, metadata: metadata.url}})
       await api.create({name: 'demo-a-1', shape: 'e2-small'}, launch())
       await api.create({name: 'demo-a-2', shape: 'e2-small'}, launch())
       const e = await api.create({name: 'demo-a-3', shape: 'e2-small'}, launch()).catch((error: unknown) => error)
@@ -40,7 +40,7 @@ describe('fake Compute Engine', () => {
   it('reports a launched instance pending until its boot time has passed', async () => {
     const gce = await startFakeGce({metadata, bootMs: 200})
     try {
-      const api = googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url}})
+      const api = googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: gce.url, metadata: metadata.url}})
       await api.create({name: 'demo-b-1', shape: 'e2-small'}, launch())
       gce.instances[0].tags = {cluster: 'demo', type: 'compute'}
       expect((await api.list()).map((i) => i.state)).toEqual(['pending'])
@@ -60,7 +60,7 @@ describe('fake Compute Engine', () => {
       expect(((await anonymous.json()) as {error: {errors: Array<{reason: string}>}}).error.errors[0].reason).toBe('authError')
       const forged = await fetch(base, {headers: {authorization: 'Bearer not-issued'}})
       expect(forged.status).toBe(401)
-      await googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: `${gce.url}/compute/v1`, metadata: metadata.url}}).list()
+      await googleComputeApi({cluster: 'demo', project: gce.project, zone: gce.zone, subnetwork: 's', networkTag: 't', endpoints: {api: gce.url, metadata: metadata.url}}).list()
       const bad = await fetch(`${base}?filter=${encodeURIComponent('name eq x')}`, {headers: {authorization: `Bearer ${metadata.tokens[0]}`}})
       expect(bad.status).toBe(400)
     } finally {
