@@ -11,6 +11,28 @@ import {parseToolJson} from '../sweep.js'
 import type {GoogleNodeConfig} from './node-config.js'
 import {gcloudTool, googleToolContext} from './sweep.js'
 
+/**
+ * What Packer's googlecompute build (templates/packer/cloud.pkr.hcl, run on the management node as its
+ * service account) calls, beyond the node driver's own (compute-api.ts GOOGLE_NODE_PERMISSIONS): the
+ * custom role in templates/terraform/google/iam.tf grants both lists (a test checks). From the
+ * plugin's steps: StepCheckExistingImage, StepCreateInstance (zone, machine type, source image),
+ * StepTeardownInstance (the boot disk is kept, autoDelete false, and deleted in its cleanup),
+ * StepCreateImage (images.insert from the disk, a global operation, then the deprecation status).
+ * The build machine is created, read and deleted like a node (those are in the driver's list).
+ */
+export const GOOGLE_IMAGE_BUILD_PERMISSIONS: ReadonlyArray<{permission: string; call: string}> = [
+  {permission: 'compute.images.get', call: 'images.get: does the image exist already; the source image; the new image'},
+  {permission: 'compute.images.getFromFamily', call: "images.getFromFamily: the other architecture's source image"},
+  {permission: 'compute.zones.get', call: 'zones.get before the build machine is created'},
+  {permission: 'compute.machineTypes.get', call: 'machineTypes.get before the build machine is created'},
+  {permission: 'compute.disks.useReadOnly', call: "images.insert: the build machine's disk as source"},
+  {permission: 'compute.disks.delete', call: "disks.delete: the build machine's kept boot disk"},
+  {permission: 'compute.images.create', call: 'images.insert'},
+  {permission: 'compute.images.setLabels', call: 'images.insert with labels (cluster, citc-image-version, citc-image-arch)'},
+  {permission: 'compute.images.deprecate', call: 'images.deprecate: the plugin sets the (empty) deprecation status after creating'},
+  {permission: 'compute.globalOperations.get', call: "waiting on images.insert's global operation"},
+]
+
 const MACHINE_TYPE: Record<Arch, string> = {x86_64: 'e2-standard-2', arm64: 't2a-standard-2'}
 
 interface GoogleImage {

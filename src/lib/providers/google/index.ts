@@ -3,7 +3,7 @@ import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import {lazySweeper, type CloudModule, notBuiltYet} from '../module.js'
+import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
 
@@ -40,7 +40,7 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
   },
   availabilityDomains: false,
   nodeConfig: googleNodeConfig,
-  nodeDriver: notBuiltYet,
+  nodeDriver: async () => (await import('./driver.js')).googleDriver,
   imageBuilder: async () => (await import('./image-builder.js')).googleImageBuilder,
 
   cloud: {
