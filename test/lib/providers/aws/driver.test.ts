@@ -4,7 +4,7 @@
 // and sleep are injected, so backoff and token-bucket waits are recorded, not waited for. The last
 // block checks the management role in templates/terraform/aws/iam.tf against every EC2 action these
 // tests saw the driver make.
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -336,6 +336,39 @@ describe('credentials', () => {
   })
 })
 
+describe('the fake EC2 behaves as the driver relies on EC2 to', () => {
+  const api = (f: FakeEc2) => ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 'subnet-0abc', securityGroupId: 'sg-0abc', endpoints: {api: f.url, metadata: f.metadataUrl}})
+  const launch = {token: '6f1c2a3b-0000-4000-a000-000000000001', imageId: AMI.x86_64, userData: '#!/bin/sh\n# citc-node: demo-c5-0001\n'}
+
+  it('the same ClientToken twice is the same instance (a lost answer retried launches nothing more)', async () => {
+    const a = await api(fake).create({name: 'demo-c5-0001', shape: 'c5.xlarge'}, launch)
+    const b = await api(fake).create({name: 'demo-c5-0001', shape: 'c5.xlarge'}, launch)
+    expect(b).toEqual(a)
+    expect(fake.instances).toHaveLength(1)
+    const other = await api(fake).create({name: 'demo-c5-0001', shape: 'c5.large'}, launch).then(() => undefined, (e: unknown) => e)
+    expect(api(fake).classify(other)).toMatchObject({class: 'config', code: 'IdempotentParameterMismatch'})
+  })
+
+  it('meters RunInstances with its bucket (RequestLimitExceeded, classified throttled) and calls the hooks', async () => {
+    const launched: string[] = []
+    const terminated: string[] = []
+    const metered = await startFakeEc2({rateLimit: {perSecond: 0.001, burst: 2}, hooks: {onLaunch: (i) => void launched.push(nodeFromUserData(i.userData)!), onTerminate: (i) => void terminated.push(i.name)}})
+    try {
+      const results = []
+      for (let n = 1; n <= 3; n++) results.push(await api(metered).create({name: `demo-c5-000${n}`, shape: 'c5.xlarge'}, {...launch, token: `${launch.token.slice(0, -1)}${n}`, userData: `# citc-node: demo-c5-000${n}\n`}).then(() => 'ok', (e: unknown) => api(metered).classify(e)))
+      expect(results).toEqual(['ok', 'ok', {class: 'throttled', code: 'RequestLimitExceeded', message: 'Request limit exceeded.'}])
+      expect(metered.requests.filter((r) => r.op === 'RunInstances').map((r) => r.status)).toEqual([200, 200, 503])
+      await api(metered).terminate({id: metered.instances[0]!.id, name: 'demo-c5-0001', state: 'running', launchedAt: 0})
+      await new Promise((r) => setTimeout(r, 20)) // the hooks run just after the answer
+      expect(launched).toEqual(['demo-c5-0001', 'demo-c5-0002'])
+      expect(terminated).toEqual(['demo-c5-0001'])
+      expect(metered.hookErrors).toEqual([])
+    } finally {
+      await metered.close()
+    }
+  })
+})
+
 describe("the management role (templates/terraform/aws/iam.tf) against what the driver did", () => {
   it('allows every EC2 action the driver made, with the cluster and type tag conditions it met', async () => {
     const statements = await awsPolicyStatements()
@@ -399,5 +432,11 @@ describe("the management role (templates/terraform/aws/iam.tf) against what the 
     for (const a of all) expect(a).toMatch(/^ec2:[A-Z][A-Za-z]+$/)
     // Only the Describe calls (which take no resource) are on "*".
     for (const s of statements) if (s.resources.includes('*')) for (const a of s.actions) expect(a).toMatch(/^ec2:Describe/)
+    // The build machine and its image carry what the statements for them ask (cloud.pkr.hcl's tags).
+    const packer = readFileSync(join(import.meta.dirname, '../../../../templates/packer/cloud.pkr.hcl'), 'utf8')
+    expect(packer).toMatch(/\n\s+cluster\s+= var\.cluster\n/)
+    expect(packer).toMatch(/\n\s+run_tags\s+= merge\(local\.image_tags, \{ type = "image-build"/)
+    expect(packer).toMatch(/\n\s+run_volume_tags\s+= local\.image_tags\n/)
+    expect(packer).not.toMatch(/iam_instance_profile|temporary_key_pair_name|ssh_keypair_name/)
   })
 })
