@@ -28,7 +28,15 @@ export interface Ec2ApiOptions {
   securityGroupId: string
   /** TESTS ONLY (cluster.json's endpoints): the fake EC2 and the fake instance metadata service. */
   endpoints?: {api?: string; metadata?: string}
+  /** How long one call may take (tests shorten it). */
+  requestTimeoutMs?: number
 }
+
+/**
+ * One EC2 call's limit: RunInstances answers in about a second, and a call that hangs must become a
+ * (retried, transient) failure before the node program's deadline rather than hold it.
+ */
+const REQUEST_TIMEOUT_MS = 30_000
 
 /** DescribeInstances pages read at most (1000 instances a page: far more than a cluster has). */
 const MAX_PAGES = 50
@@ -45,7 +53,7 @@ const STATE: Record<string, CloudInstance['state']> = {
 }
 
 /** The client the driver uses: no SDK retries (the driver core retries, notes §3.1), the default credentials chain. */
-export function ec2Client(o: Pick<Ec2ApiOptions, 'region' | 'endpoints'>): EC2Client {
+export function ec2Client(o: Pick<Ec2ApiOptions, 'region' | 'endpoints' | 'requestTimeoutMs'>): EC2Client {
   // Under Node < 22 the SDK prints a NodeVersionSupportWarning to stderr once per process: every node
   // program is a process, and its stderr goes to slurmctld's log, so the warning would repeat there on
   // every resume and suspend. Which Node citc runs on is a packaging decision (notes §5.5), not one a
@@ -54,7 +62,14 @@ export function ec2Client(o: Pick<Ec2ApiOptions, 'region' | 'endpoints'>): EC2Cl
   // Tests: the real default chain (instance profile through IMDSv2) against the fake metadata
   // server, read by the SDK from this variable when it first needs credentials (notes §3.1).
   if (o.endpoints?.metadata) process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = o.endpoints.metadata
-  return new EC2Client({region: o.region, maxAttempts: 1, ...(o.endpoints?.api ? {endpoint: o.endpoints.api} : {})})
+  return new EC2Client({
+    region: o.region,
+    maxAttempts: 1,
+    ...(o.endpoints?.api ? {endpoint: o.endpoints.api} : {}),
+    // The SDK's default is no timeout at all; and without throwOnRequestTimeout a timeout is only a
+    // logged warning while the call goes on waiting.
+    requestHandler: {connectionTimeout: 5_000, requestTimeout: o.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true},
+  })
 }
 
 const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value

@@ -310,6 +310,17 @@ describe('list', () => {
   })
 })
 
+describe('a call that hangs', () => {
+  it('times out as a transient TimeoutError (which the driver retries) instead of holding the node program', async () => {
+    fake.fail(ec2Fault('DescribeInstances', 'InternalError', 1, {delayMs: 1500}))
+    const api = ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 's', securityGroupId: 'g', endpoints: {api: fake.url, metadata: fake.metadataUrl}, requestTimeoutMs: 300})
+    const t0 = Date.now()
+    const error = await api.list().then(() => undefined, (e: unknown) => e)
+    expect(Date.now() - t0).toBeLessThan(1400)
+    expect(api.classify(error)).toMatchObject({class: 'transient', code: 'TimeoutError'})
+  })
+})
+
 describe('credentials', () => {
   it('come from the instance profile through IMDSv2 (the fake IMDS): requests signed with its temporary key', async () => {
     const {ctx} = testClock()
