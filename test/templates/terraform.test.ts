@@ -284,8 +284,10 @@ describe.each(CLOUD_PROVIDERS)('templates/terraform/%s', (provider) => {
     if (provider === 'aws') {
       const doc = mod.data.find((d) => d.address === 'data.aws_iam_policy_document.node_programs')!
       const statements = doc.body.statement as Array<Record<string, any>>
+      // Instances are launched as compute nodes or as the image build's machine (type=image-build),
+      // each only with the cluster's tag (test/lib/providers/aws/driver.test.ts checks the rest).
       const run = statements.filter((s) => s.actions.includes('ec2:RunInstances') && s.resources.some((r: string) => r.includes('instance/')))
-      expect(run).toHaveLength(1)
+      expect(run.map((s) => s.sid)).toEqual(['LaunchTaggedComputeNodes', 'LaunchTheImageBuildMachine'])
       expect(run[0].condition).toEqual(
         expect.arrayContaining([
           {test: 'StringEquals', variable: 'aws:RequestTag/cluster', values: ['${var.cluster_id}']},
@@ -293,7 +295,9 @@ describe.each(CLOUD_PROVIDERS)('templates/terraform/%s', (provider) => {
         ]),
       )
       const stop = statements.filter((s) => s.actions.includes('ec2:TerminateInstances'))
-      expect(stop).toHaveLength(1)
+      expect(stop.map((s) => s.sid)).toEqual(['TerminateOnlyTheClusterComputeNodes', 'StopImageAndTerminateTheImageBuildMachine'])
+      for (const s of run) expect(s.condition).toContainEqual({test: 'StringEquals', variable: 'aws:RequestTag/cluster', values: ['${var.cluster_id}']})
+      for (const s of stop) expect(s.condition).toContainEqual({test: 'StringEquals', variable: 'aws:ResourceTag/cluster', values: ['${var.cluster_id}']})
       expect(stop[0].condition).toEqual(
         expect.arrayContaining([
           {test: 'StringEquals', variable: 'aws:ResourceTag/cluster', values: ['${var.cluster_id}']},

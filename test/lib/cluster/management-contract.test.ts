@@ -5,7 +5,7 @@ import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it, vi} from 'vitest'
 
 import {
   MANAGEMENT_CONTRACT_VERSION,
@@ -16,8 +16,8 @@ import {
   readManagementContractFile,
 } from '../../../src/lib/cluster/management-contract.js'
 import {CitcError} from '../../../src/lib/errors.js'
+import {awsModule} from '../../../src/lib/providers/aws/index.js'
 import {driverFor} from '../../../src/lib/tasks/node-programs.js'
-import {realContext} from '../../../src/lib/providers/types.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-contract-unit-'))
@@ -146,11 +146,22 @@ describe('reading the file', () => {
 })
 
 describe('the node programs', () => {
-  it('get the local driver for a local cluster and a reasoned failure for a cloud without a driver yet', async () => {
-    const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
-    expect(await d.resume([{name: 'demo-c5-0001', shape: 'c5.xlarge'}], realContext(() => {}, 1000))).toEqual([
-      {name: 'demo-c5-0001', ok: false, error: 'citc has no node driver for provider aws yet: it cannot start or stop aws machines'},
-    ])
+  it('get the local driver for a local cluster and the aws driver, given its section, for an aws cluster', async () => {
+    // The aws driver is made, not run: running it needs EC2 (test/lib/providers/aws/driver.test.ts runs it against the fake).
+    const made: Array<Record<string, unknown>> = []
+    const real = (await awsModule.nodeDriver())!
+    const spy = vi.spyOn(awsModule, 'nodeDriver').mockResolvedValue((options) => (made.push(options), real(options)))
+    const warning = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED
+    try {
+      const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
+      expect(made).toEqual([{cluster: 'demo', sharedDir: '/mnt/shared', ...awsDriver, confPath: '/etc/slurm/slurm.conf'}])
+      expect(Object.keys(d).sort()).toEqual(['list', 'resume', 'suspend', 'terminate'])
+    } finally {
+      spy.mockRestore()
+      // The driver sets it for the SDK (ec2-api.ts); unit files share a process.
+      if (warning === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED
+      else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = warning
+    }
     const local = await driverFor(parseManagementContract(JSON.stringify({...common, provider: 'local', driver: {runDir: join(work, 'run')}}), FILE))
     expect(await local.list()).toEqual([])
   })

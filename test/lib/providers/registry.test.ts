@@ -22,10 +22,9 @@ describe('provider registry', () => {
     for (const name of CLOUD_PROVIDER_NAMES) expect(dirs, name).toContain(name)
   })
 
-  it('node drivers are imported when asked for: local has one, the clouds none yet (as the node programs say)', async () => {
-    const local = await providerModule('local').nodeDriver()
-    expect(typeof local).toBe('function')
-    for (const name of CLOUD_PROVIDER_NAMES) expect(await providerModule(name).nodeDriver(), name).toBeUndefined()
+  it('node drivers are imported when asked for: local and aws have one', async () => {
+    expect(typeof (await providerModule('local').nodeDriver())).toBe('function')
+    expect(typeof (await providerModule('aws').nodeDriver())).toBe('function')
   })
 
   it('every provider has an image builder, imported when asked for', async () => {

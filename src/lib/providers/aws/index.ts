@@ -1,7 +1,7 @@
 // AWS: everything citc knows about Amazon Web Services (templates/terraform/aws holds the Terraform).
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
-import {lazySweeper, type CloudModule, notBuiltYet} from '../module.js'
+import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 
@@ -31,7 +31,8 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
   },
   availabilityDomains: false,
   nodeConfig: awsNodeConfig,
-  nodeDriver: notBuiltYet,
+  // The SDK and zod load only when a node program drives AWS (the node programs import this module on every run).
+  nodeDriver: async () => (await import('./driver.js')).awsDriver,
   imageBuilder: async () => (await import('./image-builder.js')).awsImageBuilder,
 
   cloud: {
