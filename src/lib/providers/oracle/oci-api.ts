@@ -1,0 +1,184 @@
+// Oracle Cloud's CloudApi (cloud-driver.ts) over oci-core's ComputeClient: list, launch and terminate
+// the cluster's compute instances. The only file that imports the OCI SDK (≈0.9 s to load, notes §4):
+// the node programs reach it through driver.ts, imported when a driver is asked for.
+//
+// What the SDK is told, and why (notes §3.3):
+//   retries   none (NoRetryConfigurationDetails, explicit although it is already the default of the
+//             three calls): the driver retries throttled/transient itself within its budget, and the
+//             SDK's own condition would retry "Out of host capacity" (a 500) as if it were transient.
+//   breaker   opossum is kept only as a per-request time limit: it can never open (volume threshold out
+//             of reach), so one slow answer fails one call, classified ETIMEDOUT → transient, and a
+//             burst of 500s cannot turn later calls into "breaker open" errors the driver cannot read.
+//   console   the SDK writes a console.warn line for every failed call ("Request cannot be retried…")
+//             and the federation client console.logs its token retries. Those lines are dropped
+//             (quietSdkConsole): the thrown error carries the same text, and the driver logs each
+//             failure once, classified, to the elastic log. Any other console output passes through.
+//   auth      instance principals — the management node's dynamic group (templates/terraform/oracle/
+//             iam.tf): the certificate from the metadata service, a session token from the auth
+//             service. Tests point both at the fake OCI (test/fake-cloud/oci.ts) through the section's
+//             test-only endpoints: `metadata` is the metadata base URL, and when `api` is set the auth
+//             service is asked there too (one fake plays Core API and auth service).
+import * as common from 'oci-common'
+import * as core from 'oci-core'
+
+import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
+import type {NodeFailure} from '../node-failures.js'
+import type {CloudInstance, NodeSpec} from '../types.js'
+import {classifyOciError} from './failures.js'
+import {splitOracleShape} from './index.js'
+import type {OracleNodeConfig} from './node-config.js'
+
+/**
+ * What the driver asks of OCI, and therefore what iam.tf's policy must allow (checked by
+ * test/lib/providers/oracle/iam.test.ts): verb and resource type per call, in OCI policy words.
+ */
+export const ORACLE_DRIVER_PERMISSIONS = [
+  // ListInstances, LaunchInstance (INSTANCE_CREATE), TerminateInstance (INSTANCE_DELETE).
+  {verb: 'manage', resource: 'instance-family', why: 'ListInstances, LaunchInstance, TerminateInstance'},
+  // LaunchInstance creates and deletes the boot volume (preserveBootVolume=false on terminate).
+  {verb: 'use', resource: 'volume-family', why: 'the boot volume LaunchInstance creates and TerminateInstance deletes'},
+  // The VNIC in the cluster's subnet (createVnicDetails): subnet attach, vnic create/delete.
+  {verb: 'use', resource: 'virtual-network-family', why: "the VNIC LaunchInstance places in the cluster's subnet"},
+  // The compute image (sourceDetails.imageId): INSTANCE_IMAGE_READ is part of instance-family.
+] as const
+
+/** Pages of 100 instances read at most per listing (10,000 instances: far beyond any citc cluster). */
+export const MAX_LIST_PAGES = 100
+
+const SDK_NOISE = [/^Request cannot be retried/, /^All retry attempts have exhausted/, /^Request failed with Exception/, /^Failed to fetch the token from auth server/, /^Retry attempts exhausted/, /^Retrying the request/]
+let quieted = false
+
+/** Drop the SDK's own failure lines from console.warn/console.log (see the header); once per process. */
+export function quietSdkConsole() {
+  if (quieted) return
+  quieted = true
+  for (const level of ['warn', 'log'] as const) {
+    const original = console[level].bind(console)
+    console[level] = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && SDK_NOISE.some((r) => r.test(args[0] as string))) return
+      original(...args)
+    }
+  }
+}
+
+/** A node asked for in an availability domain the cluster has no subnet in: never launched elsewhere. */
+export class OtherAdError extends Error {
+  constructor(readonly ad: number, readonly clusterAd: number) {
+    super(`the node asks for availability domain ${ad}, but the cluster's subnet is in availability domain ${clusterAd}: fix the node's ad feature (limits.yaml) or the cluster`)
+  }
+}
+
+export interface OciApiOptions {
+  cluster: string
+  section: Pick<OracleNodeConfig, 'region' | 'compartmentId' | 'availabilityDomain' | 'adNumber' | 'subnetId' | 'endpoints'>
+  /** Per-request time limit (default 60 s; tests shorten it). */
+  requestTimeoutMs?: number
+  /** Tests only: an auth provider made elsewhere instead of instance principals. */
+  auth?: common.AuthenticationDetailsProvider
+}
+
+const STATE: Record<string, CloudInstance['state'] | undefined> = {
+  PROVISIONING: 'pending',
+  STARTING: 'pending',
+  MOVING: 'pending',
+  RUNNING: 'running',
+  STOPPING: 'stopping',
+  TERMINATING: 'stopping',
+  // A stopped instance still holds its boot volume and its name: listed as going away, so suspend and
+  // the watchdog terminate it, and resume never adopts it (citc never stops instances itself).
+  STOPPED: 'stopping',
+  CREATING_IMAGE: 'running',
+  TERMINATED: 'terminated',
+}
+
+async function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+  const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
+  if (section.endpoints?.metadata) builder.metadataBaseUrl = section.endpoints.metadata
+  if (section.endpoints?.api) builder.federationEndpoint = new URL(section.endpoints.api).origin
+  return builder.build()
+}
+
+export function ociApi(o: OciApiOptions): CloudApi {
+  const {section, cluster} = o
+  let client: Promise<core.ComputeClient> | undefined
+  const compute = () =>
+    (client ??= (async () => {
+      quietSdkConsole()
+      const auth = o.auth ?? (await instancePrincipal(section))
+      const c = new core.ComputeClient(
+        {authenticationDetailsProvider: auth},
+        {
+          retryConfiguration: common.NoRetryConfigurationDetails,
+          circuitBreaker: new common.CircuitBreaker({timeout: o.requestTimeoutMs ?? 60_000, errorThresholdPercentage: 100, volumeThreshold: Number.MAX_SAFE_INTEGER, resetTimeout: 1000}),
+        },
+      )
+      if (section.endpoints?.api) c.endpoint = section.endpoints.api
+      else c.regionId = section.region
+      return c
+    })().catch((error: unknown) => {
+      client = undefined // the next call tries again (the metadata service may have been slow)
+      throw error
+    }))
+
+  return {
+    place: () => section.availabilityDomain,
+
+    async list() {
+      const c = await compute()
+      const out: CloudInstance[] = []
+      let page: string | undefined
+      for (let n = 0; n < MAX_LIST_PAGES; n++) {
+        const r = await c.listInstances({compartmentId: section.compartmentId, availabilityDomain: section.availabilityDomain, limit: 100, page})
+        for (const i of r.items) {
+          const tags = i.freeformTags ?? {}
+          if (tags.cluster !== cluster || tags.type !== 'compute') continue
+          const state = STATE[i.lifecycleState] ?? 'pending'
+          if (state === 'terminated') continue
+          out.push({id: i.id, name: i.displayName ?? '', state, launchedAt: new Date(i.timeCreated).getTime(), shape: i.shape})
+        }
+        page = r.opcNextPage
+        if (!page) return out
+      }
+      throw new Error(`more than ${MAX_LIST_PAGES} pages of instances in compartment ${section.compartmentId}: listing stopped`)
+    },
+
+    async create(node: NodeSpec, launch: LaunchRequest) {
+      if (node.ad !== undefined && node.ad !== section.adNumber) throw new OtherAdError(node.ad, section.adNumber)
+      const c = await compute()
+      const {shape, ocpus, memoryGb} = splitOracleShape(node.shape)
+      const r = await c.launchInstance({
+        opcRetryToken: launch.token,
+        launchInstanceDetails: {
+          availabilityDomain: section.availabilityDomain,
+          compartmentId: section.compartmentId,
+          displayName: node.name,
+          shape,
+          ...(ocpus !== undefined && memoryGb !== undefined ? {shapeConfig: {ocpus, memoryInGBs: memoryGb}} : {}),
+          sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
+          // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
+          // slurmd reports its own address when it registers, which is all Slurm needs.
+          createVnicDetails: {subnetId: section.subnetId, hostnameLabel: node.name, assignPublicIp: false},
+          metadata: {user_data: Buffer.from(launch.userData, 'utf8').toString('base64')},
+          freeformTags: {cluster, type: 'compute'},
+        },
+      })
+      return {id: r.instance.id}
+    },
+
+    async terminate(instance) {
+      const c = await compute()
+      try {
+        await c.terminateInstance({instanceId: instance.id, preserveBootVolume: false})
+      } catch (error) {
+        // 404 NotAuthorizedOrNotFound on an id we just listed: it is gone (OCI cannot say which).
+        if ((error as {statusCode?: number}).statusCode === 404) return
+        throw error
+      }
+    },
+
+    classify(error: unknown): NodeFailure {
+      if (error instanceof OtherAdError) return {class: 'config', code: `OtherAvailabilityDomain(${error.ad})`, message: error.message}
+      return classifyOciError(error)
+    },
+  }
+}
