@@ -96,6 +96,7 @@ export class FakeAuthService {
     const payload = b64url(JSON.stringify({sub: this.identity.instanceId, tenant: this.identity.tenancy, ptype: 'instance', iat: t, exp: t + 3600, jti: randomUUID()}))
     const token = `${head}.${payload}.${b64url(sign('sha256', Buffer.from(`${head}.${payload}`), this.signingKey))}`
     this.sessions.set(token, session)
+    this.issued++
     return {status: 200, json: {token}}
   }
 
@@ -105,8 +106,14 @@ export class FakeAuthService {
     return keyId.startsWith('ST$') ? this.sessions.get(keyId.slice(3)) : undefined
   }
 
+  private issued = 0
+
   get tokensIssued() {
-    return this.sessions.size
+    return this.issued
+  }
+
+  revoke() {
+    this.sessions.clear()
   }
 }
 

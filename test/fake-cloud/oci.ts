@@ -34,6 +34,8 @@ export interface FakeOci extends FakeCloud {
   add(instance: Partial<FakeOciInstance> & {name: string}): FakeOciInstance
   /** Session tokens the auth service issued. */
   readonly tokensIssued: number
+  /** Forget every session token: the next Core call's signature names a key the fake no longer knows. */
+  revokeSessions(): void
 }
 
 /** Max page size the fake allows (OCI: limit 1–1000); small pages are what tests use to check paging. */
@@ -47,10 +49,11 @@ interface Options extends FakeCloudOptions {
 }
 
 let identityCache: InstanceIdentity | undefined
+let jwtKeyCache: string | undefined
 
 export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
   const identity = options.identity ?? (identityCache ??= makeInstanceIdentity(FAKE_OCI.tenancy, FAKE_OCI.mgmtInstance))
-  const jwtKey = generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString()
+  const jwtKey = (jwtKeyCache ??= generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString())
   const auth = new FakeAuthService(identity, jwtKey)
   const instances: FakeOciInstance[] = []
   const requests: RecordedRequest[] = []
@@ -59,10 +62,12 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
   let seq = 0
   let bucket = options.rateLimit ? {tokens: options.rateLimit.burst, at: Date.now()} : undefined
 
+  /** Terminated through the API: TERMINATING until the next read, then TERMINATED. */
+  const terminating = new Set<string>()
   /** pending → running once booted; terminating → terminated at the next read. */
   function settle(i: FakeOciInstance) {
     if (i.state === 'pending' && Date.now() >= i.launchedAt + (options.bootMs ?? 0)) i.state = 'running'
-    else if (i.state === 'stopping') i.state = 'terminated'
+    else if (i.state === 'stopping' && terminating.delete(i.id)) i.state = 'terminated'
   }
 
   const asOci = (i: FakeOciInstance) => ({
@@ -210,6 +215,7 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
     if (url.searchParams.get('preserveBootVolume') !== 'false') return err(400, 'InvalidParameter', 'the fake expects preserveBootVolume=false (citc keeps no boot volumes)')
     if (found.state !== 'terminated' && found.state !== 'stopping') {
       found.state = 'stopping'
+      terminating.add(found.id)
       await options.hooks?.onTerminate?.(found)
     }
     return {status: 204}
@@ -248,6 +254,7 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
     get tokensIssued() {
       return auth.tokensIssued
     },
+    revokeSessions: () => auth.revoke(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

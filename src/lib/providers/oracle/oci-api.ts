@@ -18,6 +18,8 @@
 //             service. Tests point both at the fake OCI (test/fake-cloud/oci.ts) through the section's
 //             test-only endpoints: `metadata` is the metadata base URL, and when `api` is set the auth
 //             service is asked there too (one fake plays Core API and auth service).
+import {generateKeyPairSync} from 'node:crypto'
+
 import * as common from 'oci-common'
 import * as core from 'oci-core'
 
@@ -91,8 +93,33 @@ const STATE: Record<string, CloudInstance['state'] | undefined> = {
   TERMINATED: 'terminated',
 }
 
+/**
+ * The session key the auth service binds the token to. The SDK's own supplier makes an RSA-2048 pair
+ * when it is built and another when the first token is fetched (refreshKeys before every fetch): two
+ * key generations, 0.2–0.6 s each on a small machine, in every node program run. This one makes a pair
+ * only when asked to refresh (or read before that): one per token.
+ */
+class OneKeySession {
+  private pair?: {getPublic(): string; getPrivate(): string}
+  refreshKeys() {
+    const {publicKey, privateKey} = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: {type: 'spki', format: 'pem'},
+      privateKeyEncoding: {type: 'pkcs8', format: 'pem'},
+    })
+    this.pair = {getPublic: () => publicKey, getPrivate: () => privateKey}
+  }
+  getKeyPair() {
+    if (!this.pair) this.refreshKeys()
+    return this.pair!
+  }
+}
+
 async function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
   const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
+  // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
+  // pair matches in what the SDK calls (getPublic, getPrivate).
+  ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession()
   if (section.endpoints?.metadata) builder.metadataBaseUrl = section.endpoints.metadata
   if (section.endpoints?.api) builder.federationEndpoint = new URL(section.endpoints.api).origin
   return builder.build()
