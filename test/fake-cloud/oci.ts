@@ -6,7 +6,7 @@
 //   Core API  POST/GET /20160918/instances, GET/DELETE /20160918/instances/{id}
 // Every Core and auth request's signature is checked (401 NotAuthenticated otherwise); launches are
 // idempotent per opc-retry-token; errors are OCI's JSON {code, message} with its statuses; faults are
-// scripted per operation (LaunchInstance, ListInstances, GetInstance, TerminateInstance, Federate);
+// scripted per operation (LaunchInstance, ListInstances, GetInstance, TerminateInstance, Federate, Metadata);
 // every request is recorded. In-memory, closed by close().
 import {generateKeyPairSync} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
@@ -36,6 +36,8 @@ export interface FakeOci extends FakeCloud {
   readonly tokensIssued: number
   /** Forget every session token: the next Core call's signature names a key the fake no longer knows. */
   revokeSessions(): void
+  /** Forget instances, requests, faults, retry tokens and the rate bucket; session tokens stay valid. */
+  reset(): void
 }
 
 /** Max page size the fake allows (OCI: limit 1–1000); small pages are what tests use to check paging. */
@@ -131,13 +133,6 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
     const err = (status: number, code: string, message: string) => ({status, json: {code, message}})
     if (!op) return err(404, 'NotAuthorizedOrNotFound', `no such route ${method} ${url.pathname}`)
 
-    if (op === 'Metadata') {
-      if (req.headers.authorization !== 'Bearer Oracle') return err(401, 'NotAuthenticated', 'metadata v2 needs Authorization: Bearer Oracle')
-      const what = url.pathname.slice('/opc/v2/'.length)
-      const text = {'instance/region': FAKE_OCI.region, 'identity/cert.pem': identity.leafCert, 'identity/key.pem': identity.leafKey, 'identity/intermediate.pem': identity.intermediateCert}[what]
-      return text === undefined ? err(404, 'NotFound', what) : {status: 200, text}
-    }
-
     const launchShape = op === 'LaunchInstance' ? (JSON.parse(body || '{}') as {shape?: string}).shape : undefined
     const fi = faults.findIndex((f) => f.op === op && (f.shape === undefined || f.shape === launchShape))
     if (fi >= 0) {
@@ -145,6 +140,13 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
       if (--f.times <= 0) faults.splice(fi, 1)
       if (f.delayMs) await new Promise((resolve) => setTimeout(resolve, f.delayMs))
       return err(f.status, f.code, f.message ?? f.code)
+    }
+
+    if (op === 'Metadata') {
+      if (req.headers.authorization !== 'Bearer Oracle') return err(401, 'NotAuthenticated', 'metadata v2 needs Authorization: Bearer Oracle')
+      const what = url.pathname.slice('/opc/v2/'.length)
+      const text = {'instance/region': FAKE_OCI.region, 'identity/cert.pem': identity.leafCert, 'identity/key.pem': identity.leafKey, 'identity/intermediate.pem': identity.intermediateCert}[what]
+      return text === undefined ? err(404, 'NotFound', what) : {status: 200, text}
     }
 
     const problem = signatureProblem(method, req.url ?? '/', req.headers, body, (keyId) => auth.keyFor(keyId, op === 'Federate'))
@@ -255,6 +257,14 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
       return auth.tokensIssued
     },
     revokeSessions: () => auth.revoke(),
+    reset() {
+      instances.length = 0
+      requests.length = 0
+      faults.length = 0
+      tokens.clear()
+      terminating.clear()
+      if (options.rateLimit) bucket = {tokens: options.rateLimit.burst, at: Date.now()}
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

@@ -115,7 +115,25 @@ class OneKeySession {
   }
 }
 
-async function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+/**
+ * The instance principal, built once per process and endpoints (metadata reads, a session key, one
+ * call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK renews its token
+ * when it expires. A failed build is forgotten, so the next call tries again.
+ */
+const principals = new Map<string, Promise<common.AuthenticationDetailsProvider>>()
+
+function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+  const key = `${section.endpoints?.metadata ?? ''} ${section.endpoints?.api ?? ''}`
+  let p = principals.get(key)
+  if (!p) {
+    p = buildInstancePrincipal(section)
+    principals.set(key, p)
+    p.catch(() => principals.delete(key))
+  }
+  return p
+}
+
+async function buildInstancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
   const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
   // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
   // pair matches in what the SDK calls (getPublic, getPrivate).

@@ -2,7 +2,7 @@
 // TEST DOUBLE: test/fake-cloud/oci.ts) — credentials through the production instance-principal chain
 // (metadata certificates → auth service session token), every request's signature checked by the fake.
 // The driver's clock and sleep are injected: retries take no real time, and their delays are asserted.
-import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
+import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {CLOUD_DRIVER_DEFAULTS} from '../../../../src/lib/providers/cloud-driver.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
@@ -23,19 +23,33 @@ const terminated: FakeInstance[] = []
 let cloud: FakeOci
 let images: ReturnType<typeof imagesJson>
 
-beforeAll(() => {
+// One fake for the file, emptied before each test: the drivers share its instance principal (built
+// once per process and endpoints, as in a node program), so the file does one key generation, not 26.
+// Tests about credentials start a fake of their own.
+beforeAll(async () => {
   images = imagesJson()
+  cloud = await startFakeOci({hooks: {onLaunch: (i) => void launched.push(i), onTerminate: (i) => void terminated.push(i)}})
 })
-afterAll(() => {
+afterAll(async () => {
+  await cloud.close()
   images.remove()
   warn.mockRestore()
 })
-beforeEach(async () => {
+beforeEach(() => {
   launched.length = 0
   terminated.length = 0
-  cloud = await startFakeOci({hooks: {onLaunch: (i) => void launched.push(i), onTerminate: (i) => void terminated.push(i)}})
+  cloud.reset()
 })
-afterEach(() => cloud.close())
+
+/** A fake of the test's own (its own instance principal), closed after fn. */
+async function withOwnCloud(fn: (own: FakeOci) => Promise<void>) {
+  const own = await startFakeOci()
+  try {
+    await fn(own)
+  } finally {
+    await own.close()
+  }
+}
 
 const ops = (op: string) => cloud.requests.filter((r) => r.op === op)
 const launchBodies = () => ops('LaunchInstance').map((r) => JSON.parse(r.body) as Record<string, any>) // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -188,22 +202,37 @@ describe('oracle driver: resume', () => {
   })
 
   it('a signature the API does not accept is an auth failure, not retried', async () => {
-    const driver = makeDriver(cloud, images.file)
-    await driver.list() // a session token now, then OCI forgets it (revoked)
-    cloud.revokeSessions()
-    const {ctx} = fakeContext()
-    const [o] = await driver.resume([node(1)], ctx)
-    expect(o).toMatchObject({ok: false, attempts: 1, failure: {class: 'auth', code: 'NotAuthenticated'}})
-    expect(ops('LaunchInstance').map((r) => r.status)).toEqual([401])
-    expect(cloud.instances).toEqual([])
+    await withOwnCloud(async (own) => {
+      const driver = makeDriver(own, images.file)
+      await driver.list() // a session token now, then OCI forgets it (revoked)
+      own.revokeSessions()
+      const {ctx} = fakeContext()
+      const [o] = await driver.resume([node(1)], ctx)
+      expect(o).toMatchObject({ok: false, attempts: 1, failure: {class: 'auth', code: 'NotAuthenticated'}})
+      expect(own.requests.filter((r) => r.op === 'LaunchInstance').map((r) => r.status)).toEqual([401])
+      expect(own.instances).toEqual([])
+    })
   })
 
   it('an instance principal the auth service refuses fails every node as auth, without launching', async () => {
-    cloud.fail({op: 'Federate', times: 10, status: 401, code: 'NotAuthenticated', message: 'no such instance'})
-    const {ctx} = fakeContext()
-    const out = await makeDriver(cloud, images.file).resume([node(1), node(2)], ctx)
-    expect(out.map((o) => [o.ok, o.failure?.class, o.failure?.code, o.attempts])).toEqual([[false, 'auth', 'InstancePrincipal', 1], [false, 'auth', 'InstancePrincipal', 1]])
-    expect(ops('LaunchInstance')).toEqual([])
+    await withOwnCloud(async (own) => {
+      own.fail({op: 'Federate', times: 10, status: 401, code: 'NotAuthenticated', message: 'no such instance'})
+      const {ctx} = fakeContext()
+      const out = await makeDriver(own, images.file).resume([node(1), node(2)], ctx)
+      expect(out.map((o) => [o.ok, o.failure?.class, o.failure?.code, o.attempts])).toEqual([[false, 'auth', 'InstancePrincipal', 1], [false, 'auth', 'InstancePrincipal', 1]])
+      expect(own.requests.filter((r) => r.op === 'LaunchInstance')).toEqual([])
+    })
+  })
+
+  it('a metadata service that fails once costs one call, not the process: the next call builds the principal again', async () => {
+    await withOwnCloud(async (own) => {
+      own.fail({op: 'Metadata', times: 1, status: 500, code: 'InternalError'})
+      const {ctx, lines} = fakeContext()
+      const [o] = await makeDriver(own, images.file).resume([node(1)], ctx)
+      expect(lines[0]).toBe("could not list the cluster's instances (auth: InstancePrincipal); launching without adopting")
+      expect(o).toMatchObject({ok: true, attempts: 1})
+      expect(own.tokensIssued).toBe(1)
+    })
   })
 
   it("the SDK's own failure lines never reach the console", async () => {
