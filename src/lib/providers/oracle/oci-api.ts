@@ -143,6 +143,15 @@ async function buildInstancePrincipal(section: OciApiOptions['section']): Promis
   return builder.build()
 }
 
+/**
+ * The VNIC's hostname label: the node's name when OCI takes it (a DNS label: a letter first, letters,
+ * digits and '-', at most 63), else none — OCI then makes one up. The boot script names the host
+ * itself and slurmd reports its address (cloud_reg_addrs), so only the subnet's DNS name is lost.
+ */
+export function hostnameLabel(name: string): {hostnameLabel?: string} {
+  return /^[a-z][a-z0-9-]{0,62}$/i.test(name) ? {hostnameLabel: name} : {}
+}
+
 export function ociApi(o: OciApiOptions): CloudApi {
   const {section, cluster} = o
   let client: Promise<core.ComputeClient> | undefined
@@ -173,7 +182,10 @@ export function ociApi(o: OciApiOptions): CloudApi {
       const out: CloudInstance[] = []
       let page: string | undefined
       for (let n = 0; n < MAX_LIST_PAGES; n++) {
-        const r = await c.listInstances({compartmentId: section.compartmentId, availabilityDomain: section.availabilityDomain, limit: 100, page})
+        // The whole compartment, not just the cluster's AD: an instance of ours anywhere in it is ours
+        // to find (the watchdog's orphans). OCI filters on one lifecycle state at most, so the
+        // states are sorted here, as are the tags (ListInstances has no tag filter).
+        const r = await c.listInstances({compartmentId: section.compartmentId, limit: 100, page})
         for (const i of r.items) {
           const tags = i.freeformTags ?? {}
           if (tags.cluster !== cluster || tags.type !== 'compute') continue
@@ -202,7 +214,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
           sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
           // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
           // slurmd reports its own address when it registers, which is all Slurm needs.
-          createVnicDetails: {subnetId: section.subnetId, hostnameLabel: node.name, assignPublicIp: false},
+          createVnicDetails: {subnetId: section.subnetId, ...hostnameLabel(node.name), assignPublicIp: false},
           metadata: {user_data: Buffer.from(launch.userData, 'utf8').toString('base64')},
           freeformTags: {cluster, type: 'compute'},
         },
@@ -215,8 +227,15 @@ export function ociApi(o: OciApiOptions): CloudApi {
       try {
         await c.terminateInstance({instanceId: instance.id, preserveBootVolume: false})
       } catch (error) {
+        const status = (error as {statusCode?: number}).statusCode
         // 404 NotAuthorizedOrNotFound on an id we just listed: it is gone (OCI cannot say which).
-        if ((error as {statusCode?: number}).statusCode === 404) return
+        if (status === 404) return
+        // 409 IncorrectState: if that is because it is terminating already, it is stopped as asked;
+        // otherwise (mid-launch) the driver retries it as transient.
+        if (status === 409) {
+          const now = await c.getInstance({instanceId: instance.id}).catch(() => undefined)
+          if (now && (now.instance.lifecycleState === 'TERMINATING' || now.instance.lifecycleState === 'TERMINATED')) return
+        }
         throw error
       }
     },

@@ -182,6 +182,16 @@ describe('oracle driver: resume', () => {
     expect(cloud.instances.map((i) => i.name)).toEqual([node(1).name, node(3).name])
   })
 
+  it('a node name OCI cannot take as a hostname label launches without one', async () => {
+    // Slurm and the boot script take dots; a DNS label does not.
+    const dotted = {...node(1), name: `${CLUSTER}-vm.standard2.1-0001`}
+    const {ctx} = fakeContext()
+    const [o] = await makeDriver(cloud, images.file).resume([dotted], ctx)
+    expect(o).toMatchObject({ok: true})
+    expect(launchBodies()[0]!.createVnicDetails).toEqual({subnetId: FAKE_OCI.subnet, assignPublicIp: false})
+    expect(launchBodies()[0]!.displayName).toBe(dotted.name)
+  })
+
   it('a node asking for another availability domain fails as config and is not launched elsewhere', async () => {
     const {ctx} = fakeContext()
     const [o] = await makeDriver(cloud, images.file).resume([node(1, 'VM.Standard2.1', {ad: 2})], ctx)
@@ -261,6 +271,20 @@ describe('oracle driver: suspend, terminate, list', () => {
     expect([theirs, untagged, elsewhere].map((i) => i.state)).toEqual(['running', 'running', 'running'])
   })
 
+  it('an instance OCI says is busy (409) is stopped if it is terminating already; retried if not', async () => {
+    const going = cloud.add({name: node(1).name, tags: ours, state: 'stopping'})
+    const launching = cloud.add({name: node(2).name, tags: ours, state: 'pending'})
+    cloud.fail({op: 'TerminateInstance', times: 2, status: 409, code: 'IncorrectState', message: 'busy'})
+    const {ctx} = fakeContext()
+    const out = await makeDriver(cloud, images.file).terminate(
+      [going, launching].map((i) => ({id: i.id, name: i.name, state: 'running' as const, launchedAt: 0})),
+      ctx,
+    )
+    expect(out.map((o) => [o.ok, o.attempts])).toEqual([[true, 1], [true, 2]])
+    expect(ops('GetInstance')).toHaveLength(2)
+    expect(launching.state).toBe('stopping')
+  })
+
   it('an instance already gone (404) is stopped: success', async () => {
     const {ctx} = fakeContext()
     const out = await makeDriver(cloud, images.file).terminate([{id: 'ocid1.instance.oc1..gone', name: node(7).name, state: 'running', launchedAt: 0}], ctx)
@@ -284,19 +308,20 @@ describe('oracle driver: suspend, terminate, list', () => {
     expect(refused).toMatchObject({ok: false, error: `citc: auth: NotAuthenticated terminating ${b.id}`})
   })
 
-  it("lists every compute instance of the cluster in the compartment's AD, page after page, with OCI's states mapped", async () => {
+  it("lists every compute instance of the cluster in the compartment, page after page, with OCI's states mapped", async () => {
     for (let n = 0; n < 150; n++) cloud.add({name: node(n).name, tags: ours, launchedAt: Date.UTC(2026, 0, 1) + n})
     cloud.add({name: `${CLUSTER}-mgmt`, tags: {cluster: CLUSTER, type: 'management'}})
     cloud.add({name: node(900).name, tags: ours, state: 'terminated'})
     cloud.add({name: node(901).name, tags: ours, state: 'stopping'})
     cloud.add({name: node(902).name, tags: {cluster: 'other', type: 'compute'}})
     cloud.add({name: node(903).name, tags: ours, zone: 'Uocm:UK-LONDON-1-AD-2'})
+    cloud.add({name: node(904).name, tags: ours, compartmentId: 'ocid1.compartment.oc1..other'})
     const listed = await makeDriver(cloud, images.file).list()
-    expect(listed).toHaveLength(151)
+    expect(listed).toHaveLength(152) // 150, the stopping one and the one in AD-2
     expect(listed[0]).toEqual({id: cloud.instances[0]!.id, name: node(0).name, state: 'running', launchedAt: Date.UTC(2026, 0, 1), shape: 'VM.Standard2.1'})
     expect(listed.find((i) => i.name === node(901).name)?.state).toBe('stopping')
     expect(ops('ListInstances')).toHaveLength(2)
-    for (const r of ops('ListInstances')) expect(r.path).toContain(`availabilityDomain=${encodeURIComponent(FAKE_OCI.ad).replace(/%3A/g, ':')}`)
+    for (const r of ops('ListInstances')) expect(r.path).toContain(`compartmentId=${FAKE_OCI.compartment}`)
   })
 })
 
