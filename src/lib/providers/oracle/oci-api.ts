@@ -29,6 +29,7 @@ import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyOciError} from './failures.js'
 import {splitOracleShape} from './index.js'
 import type {OracleNodeConfig} from './node-config.js'
+import {takeSessionKey, type SessionKeyPair} from './session-key.js'
 
 /**
  * What the driver asks of OCI, and therefore what iam.tf's policy must allow (checked by
@@ -96,17 +97,18 @@ const STATE: Record<string, CloudInstance['state'] | undefined> = {
 /**
  * The session key the auth service binds the token to. The SDK's own supplier makes an RSA-2048 pair
  * when it is built and another when the first token is fetched (refreshKeys before every fetch): two
- * key generations, 0.2–0.6 s each on a small machine, in every node program run. This one makes a pair
- * only when asked to refresh (or read before that): one per token.
+ * key generations, 0.2–0.6 s each on a small machine, in every node program run. This one makes none
+ * for the first token when a pair was started early (session-key.ts, while the SDK loaded), and one
+ * per later token.
  */
 class OneKeySession {
   private pair?: {getPublic(): string; getPrivate(): string}
+  constructor(private first?: SessionKeyPair) {}
   refreshKeys() {
-    const {publicKey, privateKey} = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: {type: 'spki', format: 'pem'},
-      privateKeyEncoding: {type: 'pkcs8', format: 'pem'},
-    })
+    const {publicKey, privateKey} =
+      this.first ??
+      generateKeyPairSync('rsa', {modulusLength: 2048, publicKeyEncoding: {type: 'spki', format: 'pem'}, privateKeyEncoding: {type: 'pkcs8', format: 'pem'}})
+    this.first = undefined
     this.pair = {getPublic: () => publicKey, getPrivate: () => privateKey}
   }
   getKeyPair() {
@@ -137,7 +139,7 @@ async function buildInstancePrincipal(section: OciApiOptions['section']): Promis
   const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
   // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
   // pair matches in what the SDK calls (getPublic, getPrivate).
-  ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession()
+  ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession(await takeSessionKey())
   if (section.endpoints?.metadata) builder.metadataBaseUrl = section.endpoints.metadata
   if (section.endpoints?.api) builder.federationEndpoint = new URL(section.endpoints.api).origin
   return builder.build()
