@@ -8,8 +8,9 @@
 // answer is a plain object {code, message} — the SDK drops the socket error's cause, so a refused
 // connection is just "fetch failed" (code undefined), a request over the time limit {code: ETIMEDOUT};
 // and the instance-principal chain throws plain Errors in words ("Failed to fetch the token from auth
-// server. … status: 401", "Failed to autoDetectCertificatesUsingMetadataUrl. Instance principals
-// authentication can only be used on OCI compute instances…").
+// server. … status: 401", "… Failed with error: TypeError: fetch failed", "… Error: Breaker is open",
+// "Failed to autoDetectCertificatesUsingMetadataUrl. Instance principals authentication can only be
+// used on OCI compute instances…").
 import {fallback, messageOf, type NodeFailure, num, oneLine, prop, str} from '../node-failures.js'
 
 /** OCI says capacity only in words (§3.3/§5.1): "Out of host capacity." (and "Out of capacity …"). */
@@ -43,6 +44,10 @@ export function classifyOciError(e: unknown): NodeFailure {
     }
     // (also inside the federation client's "Failed with error: TypeError: fetch failed")
     if (/\bfetch failed\b/.test(message)) return {class: 'transient', code: 'fetch failed', message}
+    // The federation client's own circuit breaker (oci-common's DefaultAuthConfiguration: opens after 3
+    // failures, for 30–49 s) after the auth service could not be reached: not a refusal, so asked
+    // again within the budget, by when it may have closed.
+    if (/Breaker is open/.test(message)) return {class: 'transient', code: 'AuthServiceBreakerOpen', message}
     if (/Instance principals authentication|Failed to fetch the token from auth server/.test(message)) return {class: 'auth', code: 'InstancePrincipal', message}
   }
   return fallback(e, status, service)
