@@ -162,6 +162,24 @@ describe('oracle driver: resume', () => {
     expect(delays.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(20_000)
   })
 
+  it("OCI's own rate limit (the fake's bucket) is throttling: retried, and reported as throttled, never capacity", async () => {
+    // The fake refills on the real clock, the driver waits on the fake one: the third launch is
+    // refused until the driver's budget is spent.
+    const own = await startFakeOci({rateLimit: {perSecond: 0.001, burst: 2}})
+    try {
+      const {ctx} = fakeContext()
+      const out = await makeDriver(own, images.file, {retryBudgetMs: 10_000}).resume([node(1), node(2), node(3)], ctx)
+      expect(out.filter((o) => o.ok)).toHaveLength(2)
+      const [refused] = out.filter((o) => !o.ok)
+      expect(refused).toMatchObject({failure: {class: 'throttled', code: 'TooManyRequests'}})
+      expect(refused!.attempts).toBeGreaterThan(1)
+      expect(own.requests.filter((r) => r.op === 'LaunchInstance' && r.status === 429)).toHaveLength(refused!.attempts!)
+      expect(own.instances).toHaveLength(2)
+    } finally {
+      await own.close()
+    }
+  })
+
   it('a slow answer past the request time limit is transient and asked again', async () => {
     cloud.fail({op: 'LaunchInstance', times: 1, status: 500, code: 'InternalError', delayMs: 700})
     const {ctx, lines} = fakeContext()
