@@ -49,18 +49,24 @@ export const ORACLE_DRIVER_PERMISSIONS = [
 export const MAX_LIST_PAGES = 100
 
 const SDK_NOISE = [/^Request cannot be retried/, /^All retry attempts have exhausted/, /^Request failed with Exception/, /^Failed to fetch the token from auth server/, /^Retry attempts exhausted/, /^Retrying the request/]
-let quieted = false
+const QUIET = Symbol.for('citc.oracle.quietSdkConsole')
 
-/** Drop the SDK's own failure lines from console.warn/console.log (see the header); once per process. */
+/**
+ * Drop the SDK's own failure lines from console.warn/console.log (see the header); everything else
+ * passes. Wraps whatever console.warn/log are now, unless that is already this filter (so a console
+ * replaced since — a test's spy — is wrapped again).
+ */
 export function quietSdkConsole() {
-  if (quieted) return
-  quieted = true
   for (const level of ['warn', 'log'] as const) {
-    const original = console[level].bind(console)
-    console[level] = (...args: unknown[]) => {
-      if (typeof args[0] === 'string' && SDK_NOISE.some((r) => r.test(args[0] as string))) return
-      original(...args)
-    }
+    const current = console[level] as ((...args: unknown[]) => void) & {[QUIET]?: true}
+    if (current[QUIET]) continue
+    console[level] = Object.assign(
+      (...args: unknown[]) => {
+        if (typeof args[0] === 'string' && SDK_NOISE.some((r) => r.test(args[0] as string))) return
+        current.apply(console, args)
+      },
+      {[QUIET]: true as const},
+    )
   }
 }
 
