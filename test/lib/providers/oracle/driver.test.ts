@@ -2,6 +2,8 @@
 // TEST DOUBLE: test/fake-cloud/oci.ts) — credentials through the production instance-principal chain
 // (metadata certificates → auth service session token), every request's signature checked by the fake.
 // The driver's clock and sleep are injected: retries take no real time, and their delays are asserted.
+import {createHash} from 'node:crypto'
+
 import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {CLOUD_DRIVER_DEFAULTS} from '../../../../src/lib/providers/cloud-driver.js'
@@ -119,6 +121,19 @@ describe('oracle driver: resume', () => {
     expect(again.status).toBe(200)
     expect(((await again.json()) as {id: string}).id).toBe(cloud.instances[0]!.id)
     expect(cloud.instances).toHaveLength(1)
+  })
+
+  it('the fake checks every signature: a signed launch replayed with another body, or another digest, is refused', async () => {
+    await makeDriver(cloud, images.file).resume([node(1)], fakeContext().ctx)
+    const signed = ops('LaunchInstance')[0]!
+    const headers = {...(signed.headers as Record<string, string>)}
+    delete headers['content-length']
+    const other = signed.body.replace(node(1).name, node(9).name)
+    const replay = (h: Record<string, string>, body: string) => fetch(`${cloud.url}${signed.path}`, {method: 'POST', headers: h, body}).then(async (r) => [r.status, ((await r.json()) as {message: string}).message])
+    expect(await replay(headers, other)).toEqual([401, expect.stringContaining('x-content-sha256 does not match the body')])
+    const digest = createHash('sha256').update(other).digest('base64')
+    expect(await replay({...headers, 'x-content-sha256': digest}, other)).toEqual([401, expect.stringContaining('signature does not verify')])
+    expect(cloud.instances.map((i) => i.name)).toEqual([node(1).name])
   })
 
   it.each([
