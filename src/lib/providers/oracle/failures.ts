@@ -2,6 +2,15 @@
 // `statusCode`, `serviceCode` and `message` (notes §3.3); capacity is a 500 InternalError whose message
 // is "Out of host capacity." — so the message is read before the status, or the SDK's own retry
 // condition's view (500 = retry, §3.3) would loop on it.
+//
+// Checked against what oci-common 2.139.1 really throws at the fake OCI (test/lib/providers/oracle/):
+// service errors are OciError {statusCode, serviceCode, message} as above; but a call that never got an
+// answer is a plain object {code, message} — the SDK drops the socket error's cause, so a refused
+// connection is just "fetch failed" (code undefined), a request over the time limit {code: ETIMEDOUT};
+// and the instance-principal chain throws plain Errors in words ("Failed to fetch the token from auth
+// server. … status: 401", "… Failed with error: TypeError: fetch failed", "… Error: Breaker is open",
+// "Failed to autoDetectCertificatesUsingMetadataUrl. Instance principals authentication can only be
+// used on OCI compute instances…").
 import {fallback, messageOf, type NodeFailure, num, oneLine, prop, str} from '../node-failures.js'
 
 /** OCI says capacity only in words (§3.3/§5.1): "Out of host capacity." (and "Out of capacity …"). */
@@ -25,6 +34,21 @@ export function classifyOciError(e: unknown): NodeFailure {
   // for the instance principal is the usual cause (§5.1).
   if (status === 401 || status === 403 || service === 'NotAuthenticated' || service === 'NotAuthorizedOrNotFound' || service === 'NotAllowed') {
     return {class: 'auth', code: service ?? `HTTP ${status}`, message}
+  }
+  if (status === undefined) {
+    // undici's words for every failure below HTTP (refused, reset, DNS): the request may not have
+    // reached OCI, so asking again is right; the retry budget bounds a wrong endpoint.
+    const federation = /Failed to fetch the token from auth server.*status: (\d+)/.exec(message)
+    if (federation) {
+      return Number(federation[1]) >= 500 ? {class: 'transient', code: 'AuthService', message} : {class: 'auth', code: 'InstancePrincipal', message}
+    }
+    // (also inside the federation client's "Failed with error: TypeError: fetch failed")
+    if (/\bfetch failed\b/.test(message)) return {class: 'transient', code: 'fetch failed', message}
+    // The federation client's own circuit breaker (oci-common's DefaultAuthConfiguration: opens after 3
+    // failures, for 30–49 s) after the auth service could not be reached: not a refusal, so asked
+    // again within the budget, by when it may have closed.
+    if (/Breaker is open/.test(message)) return {class: 'transient', code: 'AuthServiceBreakerOpen', message}
+    if (/Instance principals authentication|Failed to fetch the token from auth server/.test(message)) return {class: 'auth', code: 'InstancePrincipal', message}
   }
   return fallback(e, status, service)
 }

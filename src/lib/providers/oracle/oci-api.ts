@@ -1,0 +1,256 @@
+// Oracle Cloud's CloudApi (cloud-driver.ts) over oci-core's ComputeClient: list, launch and terminate
+// the cluster's compute instances. The only file that imports the OCI SDK (≈0.9 s to load, notes §4):
+// the node programs reach it through driver.ts, imported when a driver is asked for.
+//
+// What the SDK is told, and why (notes §3.3):
+//   retries   none (NoRetryConfigurationDetails, explicit although it is already the default of the
+//             three calls): the driver retries throttled/transient itself within its budget, and the
+//             SDK's own condition would retry "Out of host capacity" (a 500) as if it were transient.
+//   breaker   opossum is kept only as a per-request time limit: it can never open (volume threshold out
+//             of reach), so one slow answer fails one call, classified ETIMEDOUT → transient, and a
+//             burst of 500s cannot turn later calls into "breaker open" errors the driver cannot read.
+//   console   the SDK writes a console.warn line for every failed call ("Request cannot be retried…")
+//             and the federation client console.logs its token retries. Those lines are dropped
+//             (quietSdkConsole): the thrown error carries the same text, and the driver logs each
+//             failure once, classified, to the elastic log. Any other console output passes through.
+//   auth      instance principals — the management node's dynamic group (templates/terraform/oracle/
+//             iam.tf): the certificate from the metadata service, a session token from the auth
+//             service. Tests point both at the fake OCI (test/fake-cloud/oci.ts) through the section's
+//             test-only endpoints: `metadata` is the metadata base URL, and when `api` is set the auth
+//             service is asked there too (one fake plays Core API and auth service).
+import {generateKeyPairSync} from 'node:crypto'
+
+import * as common from 'oci-common'
+import * as core from 'oci-core'
+
+import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
+import type {NodeFailure} from '../node-failures.js'
+import type {CloudInstance, NodeSpec} from '../types.js'
+import {classifyOciError} from './failures.js'
+import {splitOracleShape} from './index.js'
+import type {OracleNodeConfig} from './node-config.js'
+import {takeSessionKey, type SessionKeyPair} from './session-key.js'
+
+/**
+ * What the driver asks of OCI, and therefore what iam.tf's policy must allow (checked by
+ * test/lib/providers/oracle/iam.test.ts): verb and resource type per call, in OCI policy words.
+ */
+export const ORACLE_DRIVER_PERMISSIONS = [
+  // ListInstances, LaunchInstance (INSTANCE_CREATE), TerminateInstance (INSTANCE_DELETE).
+  {verb: 'manage', resource: 'instance-family', why: 'ListInstances, LaunchInstance, TerminateInstance'},
+  // LaunchInstance creates and deletes the boot volume (preserveBootVolume=false on terminate).
+  {verb: 'use', resource: 'volume-family', why: 'the boot volume LaunchInstance creates and TerminateInstance deletes'},
+  // The VNIC in the cluster's subnet (createVnicDetails): subnet attach, vnic create/delete.
+  {verb: 'use', resource: 'virtual-network-family', why: "the VNIC LaunchInstance places in the cluster's subnet"},
+  // The compute image (sourceDetails.imageId): INSTANCE_IMAGE_READ is part of instance-family.
+] as const
+
+/** Pages of 100 instances read at most per listing (10,000 instances: far beyond any citc cluster). */
+export const MAX_LIST_PAGES = 100
+
+const SDK_NOISE = [/^Request cannot be retried/, /^All retry attempts have exhausted/, /^Request failed with Exception/, /^Failed to fetch the token from auth server/, /^Retry attempts exhausted/, /^Retrying the request/]
+const QUIET = Symbol.for('citc.oracle.quietSdkConsole')
+
+/**
+ * Drop the SDK's own failure lines from console.warn/console.log (see the header); everything else
+ * passes. Wraps whatever console.warn/log are now, unless that is already this filter (so a console
+ * replaced since — a test's spy — is wrapped again).
+ */
+export function quietSdkConsole() {
+  for (const level of ['warn', 'log'] as const) {
+    const current = console[level] as ((...args: unknown[]) => void) & {[QUIET]?: true}
+    if (current[QUIET]) continue
+    console[level] = Object.assign(
+      (...args: unknown[]) => {
+        if (typeof args[0] === 'string' && SDK_NOISE.some((r) => r.test(args[0] as string))) return
+        current.apply(console, args)
+      },
+      {[QUIET]: true as const},
+    )
+  }
+}
+
+/** A node asked for in an availability domain the cluster has no subnet in: never launched elsewhere. */
+export class OtherAdError extends Error {
+  constructor(readonly ad: number, readonly clusterAd: number) {
+    super(`the node asks for availability domain ${ad}, but the cluster's subnet is in availability domain ${clusterAd}: fix the node's ad feature (limits.yaml) or the cluster`)
+  }
+}
+
+export interface OciApiOptions {
+  cluster: string
+  section: Pick<OracleNodeConfig, 'region' | 'compartmentId' | 'availabilityDomain' | 'adNumber' | 'subnetId' | 'endpoints'>
+  /** Per-request time limit (default 60 s; tests shorten it). */
+  requestTimeoutMs?: number
+  /** Tests only: an auth provider made elsewhere instead of instance principals. */
+  auth?: common.AuthenticationDetailsProvider
+}
+
+const STATE: Record<string, CloudInstance['state'] | undefined> = {
+  PROVISIONING: 'pending',
+  STARTING: 'pending',
+  MOVING: 'pending',
+  RUNNING: 'running',
+  STOPPING: 'stopping',
+  TERMINATING: 'stopping',
+  // A stopped instance still holds its boot volume and its name: listed as going away, so suspend and
+  // the watchdog terminate it, and resume never adopts it (citc never stops instances itself).
+  STOPPED: 'stopping',
+  CREATING_IMAGE: 'running',
+  TERMINATED: 'terminated',
+}
+
+/**
+ * The session key the auth service binds the token to. The SDK's own supplier makes an RSA-2048 pair
+ * when it is built and another when the first token is fetched (refreshKeys before every fetch): two
+ * key generations, 0.2–0.6 s each on a small machine, in every node program run. This one makes none
+ * for the first token when a pair was started early (session-key.ts, while the SDK loaded), and one
+ * per later token.
+ */
+class OneKeySession {
+  private pair?: {getPublic(): string; getPrivate(): string}
+  constructor(private first?: SessionKeyPair) {}
+  refreshKeys() {
+    const {publicKey, privateKey} =
+      this.first ??
+      generateKeyPairSync('rsa', {modulusLength: 2048, publicKeyEncoding: {type: 'spki', format: 'pem'}, privateKeyEncoding: {type: 'pkcs8', format: 'pem'}})
+    this.first = undefined
+    this.pair = {getPublic: () => publicKey, getPrivate: () => privateKey}
+  }
+  getKeyPair() {
+    if (!this.pair) this.refreshKeys()
+    return this.pair!
+  }
+}
+
+/**
+ * The instance principal, built once per process and endpoints (metadata reads, a session key, one
+ * call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK renews its token
+ * when it expires. A failed build is forgotten, so the next call tries again.
+ */
+const principals = new Map<string, Promise<common.AuthenticationDetailsProvider>>()
+
+function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+  const key = `${section.endpoints?.metadata ?? ''} ${section.endpoints?.api ?? ''}`
+  let p = principals.get(key)
+  if (!p) {
+    p = buildInstancePrincipal(section)
+    principals.set(key, p)
+    p.catch(() => principals.delete(key))
+  }
+  return p
+}
+
+async function buildInstancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+  const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
+  // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
+  // pair matches in what the SDK calls (getPublic, getPrivate).
+  ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession(await takeSessionKey())
+  if (section.endpoints?.metadata) builder.metadataBaseUrl = section.endpoints.metadata
+  if (section.endpoints?.api) builder.federationEndpoint = new URL(section.endpoints.api).origin
+  return builder.build()
+}
+
+/**
+ * The VNIC's hostname label: the node's name when OCI takes it (a DNS label: a letter first, letters,
+ * digits and '-', at most 63), else none — OCI then makes one up. The boot script names the host
+ * itself and slurmd reports its address (cloud_reg_addrs), so only the subnet's DNS name is lost.
+ */
+export function hostnameLabel(name: string): {hostnameLabel?: string} {
+  return /^[a-z][a-z0-9-]{0,62}$/i.test(name) ? {hostnameLabel: name} : {}
+}
+
+export function ociApi(o: OciApiOptions): CloudApi {
+  const {section, cluster} = o
+  let client: Promise<core.ComputeClient> | undefined
+  const compute = () =>
+    (client ??= (async () => {
+      quietSdkConsole()
+      const auth = o.auth ?? (await instancePrincipal(section))
+      const c = new core.ComputeClient(
+        {authenticationDetailsProvider: auth},
+        {
+          retryConfiguration: common.NoRetryConfigurationDetails,
+          circuitBreaker: new common.CircuitBreaker({timeout: o.requestTimeoutMs ?? 60_000, errorThresholdPercentage: 100, volumeThreshold: Number.MAX_SAFE_INTEGER, resetTimeout: 1000}),
+        },
+      )
+      if (section.endpoints?.api) c.endpoint = section.endpoints.api
+      else c.regionId = section.region
+      return c
+    })().catch((error: unknown) => {
+      client = undefined // the next call tries again (the metadata service may have been slow)
+      throw error
+    }))
+
+  return {
+    place: () => section.availabilityDomain,
+
+    async list() {
+      const c = await compute()
+      const out: CloudInstance[] = []
+      let page: string | undefined
+      for (let n = 0; n < MAX_LIST_PAGES; n++) {
+        // The whole compartment, not just the cluster's AD: an instance of ours anywhere in it is ours
+        // to find (the watchdog's orphans). OCI filters on one lifecycle state at most, so the
+        // states are sorted here, as are the tags (ListInstances has no tag filter).
+        const r = await c.listInstances({compartmentId: section.compartmentId, limit: 100, page})
+        for (const i of r.items) {
+          const tags = i.freeformTags ?? {}
+          if (tags.cluster !== cluster || tags.type !== 'compute') continue
+          const state = STATE[i.lifecycleState] ?? 'pending'
+          if (state === 'terminated') continue
+          out.push({id: i.id, name: i.displayName ?? '', state, launchedAt: new Date(i.timeCreated).getTime(), shape: i.shape})
+        }
+        page = r.opcNextPage
+        if (!page) return out
+      }
+      throw new Error(`more than ${MAX_LIST_PAGES} pages of instances in compartment ${section.compartmentId}: listing stopped`)
+    },
+
+    async create(node: NodeSpec, launch: LaunchRequest) {
+      if (node.ad !== undefined && node.ad !== section.adNumber) throw new OtherAdError(node.ad, section.adNumber)
+      const c = await compute()
+      const {shape, ocpus, memoryGb} = splitOracleShape(node.shape)
+      const r = await c.launchInstance({
+        opcRetryToken: launch.token,
+        launchInstanceDetails: {
+          availabilityDomain: section.availabilityDomain,
+          compartmentId: section.compartmentId,
+          displayName: node.name,
+          shape,
+          ...(ocpus !== undefined && memoryGb !== undefined ? {shapeConfig: {ocpus, memoryInGBs: memoryGb}} : {}),
+          sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
+          // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
+          // slurmd reports its own address when it registers, which is all Slurm needs.
+          createVnicDetails: {subnetId: section.subnetId, ...hostnameLabel(node.name), assignPublicIp: false},
+          metadata: {user_data: Buffer.from(launch.userData, 'utf8').toString('base64')},
+          freeformTags: {cluster, type: 'compute'},
+        },
+      })
+      return {id: r.instance.id}
+    },
+
+    async terminate(instance) {
+      const c = await compute()
+      try {
+        await c.terminateInstance({instanceId: instance.id, preserveBootVolume: false})
+      } catch (error) {
+        const status = (error as {statusCode?: number}).statusCode
+        // 404 NotAuthorizedOrNotFound on an id we just listed: it is gone (OCI cannot say which).
+        if (status === 404) return
+        // 409 IncorrectState: if that is because it is terminating already, it is stopped as asked;
+        // otherwise (mid-launch) the driver retries it as transient.
+        if (status === 409) {
+          const now = await c.getInstance({instanceId: instance.id}).catch(() => undefined)
+          if (now && (now.instance.lifecycleState === 'TERMINATING' || now.instance.lifecycleState === 'TERMINATED')) return
+        }
+        throw error
+      }
+    },
+
+    classify(error: unknown): NodeFailure {
+      if (error instanceof OtherAdError) return {class: 'config', code: `OtherAvailabilityDomain(${error.ad})`, message: error.message}
+      return classifyOciError(error)
+    },
+  }
+}

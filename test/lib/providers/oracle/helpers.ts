@@ -1,0 +1,66 @@
+// Shared by the Oracle driver tests: the fake OCI (a TEST DOUBLE, test/fake-cloud/oci.ts), a cluster.json
+// oracle section pointing at it, images.json in a temp dir, and a driver context with an injected clock
+// whose sleeps only advance the clock (no real waiting) and are recorded.
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {oracleDriver} from '../../../../src/lib/providers/oracle/driver.js'
+import type {DriverContext} from '../../../../src/lib/providers/types.js'
+import {FAKE_OCI, type FakeOci} from '../../../fake-cloud/oci.js'
+
+export const CLUSTER = 'oc1test'
+export const IMAGE = {x86_64: 'ocid1.image.oc1.uk-london-1.computex86', arm64: 'ocid1.image.oc1.uk-london-1.computearm'}
+
+/** images.json in a new temp dir (its path, and how to remove it). */
+export function imagesJson(current: Partial<Record<'x86_64' | 'arm64', string>> = IMAGE) {
+  const dir = mkdtempSync(join(tmpdir(), 'citc-oracle-driver-'))
+  const file = join(dir, 'images.json')
+  const cur = Object.fromEntries(Object.entries(current).map(([arch, id]) => [arch, {name: `citc-${arch}`, version: 'v1', id}]))
+  writeFileSync(file, JSON.stringify({version: 1, current: cur, inputs: {}}))
+  return {file, remove: () => rmSync(dir, {recursive: true, force: true})}
+}
+
+/** What node-programs driverFor hands the factory: cluster, sharedDir, the section, confPath. */
+export function driverOptions(cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) {
+  return {
+    cluster: CLUSTER,
+    sharedDir: '/mnt/shared',
+    region: FAKE_OCI.region,
+    mgmtPrivateIp: '10.0.0.2',
+    sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
+    compartmentId: FAKE_OCI.compartment,
+    availabilityDomain: FAKE_OCI.ad,
+    adNumber: 1,
+    vcnId: 'ocid1.vcn.oc1..fake',
+    subnetId: FAKE_OCI.subnet,
+    dnsDomain: 'cluster.oraclevcn.com',
+    baseImage: {id: 'ocid1.image.oc1..base', os: 'ubuntu-24.04'},
+    endpoints: {api: cloud.url, metadata: cloud.metadataUrl},
+    imagesJson: images,
+    confPath: '/etc/slurm/slurm.conf',
+    ...extra,
+  }
+}
+
+export const makeDriver = (cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) => oracleDriver(driverOptions(cloud, images, extra))
+
+/** A context on a fake clock: sleep(ms) records ms and moves the clock on at once. */
+export function fakeContext(budgetMs = 300_000) {
+  let t = Date.UTC(2026, 10, 23, 12)
+  const sleeps: number[] = []
+  const lines: string[] = []
+  const ctx: DriverContext = {
+    log: (m) => lines.push(m),
+    now: () => t,
+    sleep: async (ms) => {
+      sleeps.push(ms)
+      t += ms
+    },
+    deadline: t + budgetMs,
+  }
+  /** The retry delays the driver logged ("… attempt N; again in X s"), in ms, per node. */
+  const retryDelays = (node: string) =>
+    lines.filter((l) => l.startsWith(`${node}:`) && l.includes('; again in ')).map((l) => Number(/again in ([\d.]+) s/.exec(l)![1]) * 1000)
+  return {ctx, sleeps, lines, retryDelays}
+}
