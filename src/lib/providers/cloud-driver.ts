@@ -147,7 +147,14 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
               const f: NodeFailure = {class: 'config', code: `NoImage(${arch})`, message: `the cluster has no compute image for ${arch}: run citc rebuild-image --arch ${arch}`}
               return failed(node, f, 0, ctx)
             }
-            const launch = {token: idempotencyToken(o.cluster, node.name, startedAt), imageId, userData: o.userData(node)}
+            let userData: string
+            try {
+              userData = o.userData(node)
+            } catch (error) {
+              // A name the boot script refuses fails this node, not the whole resume (Slurm would wait ResumeTimeout).
+              return failed(node, {class: 'config', code: 'BadNodeName', message: error instanceof Error ? error.message : String(error)}, 0, ctx)
+            }
+            const launch = {token: idempotencyToken(o.cluster, node.name, startedAt), imageId, userData}
             const r = await call(`${node.name}: launching ${node.shape} in ${o.api.place(node)}`, ctx, () => o.api.create(node, launch))
             if (!r.ok) return failed(node, r.failure, r.attempts, ctx)
             ctx.log(`${node.name}: launched ${r.value.id}${r.value.privateIp ? ` (${r.value.privateIp})` : ''} after ${r.attempts} attempt(s)`)

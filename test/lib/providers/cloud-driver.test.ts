@@ -175,6 +175,16 @@ describe('cloud driver: resume', () => {
     expect(api.calls.filter((c) => c.op === 'create')).toEqual([])
   })
 
+  it('fails only the node whose boot script cannot be made (a name it refuses), not the whole resume', async () => {
+    const api = memoryApi()
+    const {ctx} = fakeContext()
+    const out = await driver(api, {userData: (n) => (n.name.includes('bad') ? (() => { throw new Error('not a node name citc makes') })() : '#!/bin/sh\n')}).resume(nodes('demo-bad-0001', 'demo-c5-0002'), ctx)
+    expect(out.map((o) => [o.name, o.ok, o.error])).toEqual([
+      ['demo-bad-0001', false, 'citc: config: BadNodeName for c5.xlarge in zone-1'],
+      ['demo-c5-0002', true, undefined],
+    ])
+  })
+
   it('keeps at most `concurrency` creates in flight', async () => {
     const api = memoryApi()
     let inFlight = 0
