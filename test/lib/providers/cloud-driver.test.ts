@@ -9,26 +9,15 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {cloudDriver, cloudNodeDriver, idempotencyToken, type CloudApi, type CloudDriverOptions, type LaunchRequest} from '../../../src/lib/providers/cloud-driver.js'
 import type {NodeFailure} from '../../../src/lib/providers/node-failures.js'
 import {nodeFromUserData} from '../../../src/lib/providers/node-user-data.js'
-import type {CloudInstance, DriverContext, NodeSpec} from '../../../src/lib/providers/types.js'
+import {fakeDriverContext} from '../../helpers/fake-clock.js'
+import type {CloudInstance, NodeSpec} from '../../../src/lib/providers/types.js'
 
 const dirs: string[] = []
 afterAll(() => dirs.forEach((d) => rmSync(d, {recursive: true, force: true})))
 
-/** A clock that only moves when slept on; every sleep recorded. */
-function fakeContext(budgetMs = 300_000) {
-  let t = 1_700_000_000_000
-  const slept: number[] = []
-  const lines: string[] = []
-  const ctx: DriverContext = {
-    log: (m) => void lines.push(m),
-    now: () => t,
-    sleep: async (ms) => {
-      slept.push(ms)
-      t += ms
-    },
-    deadline: t + budgetMs,
-  }
-  return {ctx, slept, lines, advance: (ms: number) => (t += ms)}
+const fakeContext = (budgetMs?: number) => {
+  const c = fakeDriverContext(budgetMs)
+  return {ctx: c.ctx, slept: c.sleeps, lines: c.logs}
 }
 
 class CodedError extends Error {

@@ -15,10 +15,11 @@ import {awsDriver} from '../../../../src/lib/providers/aws/driver.js'
 import {ec2Api} from '../../../../src/lib/providers/aws/ec2-api.js'
 import {awsModule} from '../../../../src/lib/providers/aws/index.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
-import type {DriverContext, NodeDriver} from '../../../../src/lib/providers/types.js'
+import type {NodeDriver} from '../../../../src/lib/providers/types.js'
 import {ec2Fault, type FakeEc2, startFakeEc2} from '../../../fake-cloud/ec2.js'
 import {FAKE_IMDS_CREDENTIALS} from '../../../fake-cloud/imds.js'
 import {awsPolicyStatements} from './iam-policy.js'
+import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 const CLUSTER = 'demo'
 const ZONE = 'eu-west-2a'
@@ -89,22 +90,7 @@ function section(extra: Record<string, unknown> = {}) {
   }
 }
 
-/** An injected clock: sleep advances it at once and is recorded. */
-function testClock(budgetMs = 300_000) {
-  let t = 1_800_000_000_000
-  const sleeps: number[] = []
-  const logs: string[] = []
-  const ctx: DriverContext = {
-    log: (m) => logs.push(m),
-    now: () => t,
-    sleep: async (ms) => {
-      sleeps.push(ms)
-      t += ms
-    },
-    deadline: t + budgetMs,
-  }
-  return {ctx, sleeps, logs}
-}
+const testClock = fakeDriverContext
 
 const driver = (extra?: Record<string, unknown>): NodeDriver => awsDriver(section(extra))
 const runs = () => fake.requests.filter((r) => r.op === 'RunInstances')

@@ -11,10 +11,10 @@ import {googleComputeApi, stateOf} from '../../../../src/lib/providers/google/co
 import {googleDriver} from '../../../../src/lib/providers/google/driver.js'
 import {classifyGoogleError} from '../../../../src/lib/providers/google/failures.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
-import type {DriverContext} from '../../../../src/lib/providers/types.js'
 import {startFakeGce, type FakeGce} from '../../../fake-cloud/gce.js'
 import {startFakeMetadata, type FakeMetadata} from '../../../fake-cloud/gce-metadata.js'
 import type {FakeInstance} from '../../../fake-cloud/types.js'
+import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 const PROJECT = 'citc-test-project'
 const ZONE = 'europe-west4-a'
@@ -90,22 +90,7 @@ function section(extra: Record<string, unknown> = {}) {
   }
 }
 
-/** A context on a fake clock: sleeping advances it; every sleep and log line is kept. */
-function fakeContext(budgetMs = 300_000) {
-  let t = 1_800_000_000_000
-  const sleeps: number[] = []
-  const logs: string[] = []
-  const ctx: DriverContext = {
-    log: (m) => void logs.push(m),
-    now: () => t,
-    sleep: async (ms) => {
-      sleeps.push(ms)
-      t += ms
-    },
-    deadline: t + budgetMs,
-  }
-  return {ctx, sleeps, logs}
-}
+const fakeContext = fakeDriverContext
 
 const node = (name: string, shape = 'n2-standard-2', arch = 'x86_64') => ({name, shape, arch})
 const inserts = () => gce.requests.filter((r) => r.op === 'insert')

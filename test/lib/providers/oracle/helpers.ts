@@ -6,8 +6,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {oracleDriver} from '../../../../src/lib/providers/oracle/driver.js'
-import type {DriverContext} from '../../../../src/lib/providers/types.js'
 import {FAKE_OCI, type FakeOci} from '../../../fake-cloud/oci.js'
+import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 export const CLUSTER = 'oc1test'
 export const IMAGE = {x86_64: 'ocid1.image.oc1.uk-london-1.computex86', arm64: 'ocid1.image.oc1.uk-london-1.computearm'}
@@ -45,22 +45,11 @@ export function driverOptions(cloud: FakeOci, images: string, extra: Record<stri
 
 export const makeDriver = (cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) => oracleDriver(driverOptions(cloud, images, extra))
 
-/** A context on a fake clock: sleep(ms) records ms and moves the clock on at once. */
+/** A context on a fake clock (test/helpers/fake-clock.ts), and the retry delays the driver logged per node. */
 export function fakeContext(budgetMs = 300_000) {
-  let t = Date.UTC(2026, 10, 23, 12)
-  const sleeps: number[] = []
-  const lines: string[] = []
-  const ctx: DriverContext = {
-    log: (m) => lines.push(m),
-    now: () => t,
-    sleep: async (ms) => {
-      sleeps.push(ms)
-      t += ms
-    },
-    deadline: t + budgetMs,
-  }
+  const c = fakeDriverContext(budgetMs)
   /** The retry delays the driver logged ("… attempt N; again in X s"), in ms, per node. */
   const retryDelays = (node: string) =>
-    lines.filter((l) => l.startsWith(`${node}:`) && l.includes('; again in ')).map((l) => Number(/again in ([\d.]+) s/.exec(l)![1]) * 1000)
-  return {ctx, sleeps, lines, retryDelays}
+    c.logs.filter((l) => l.startsWith(`${node}:`) && l.includes('; again in ')).map((l) => Number(/again in ([\d.]+) s/.exec(l)![1]) * 1000)
+  return {...c, lines: c.logs, retryDelays}
 }
