@@ -144,10 +144,16 @@ async function act(a: SyncAction, instances: CloudInstance[], d: SyncDeps): Prom
       case 'hold':
         await d.controller.update([`NodeName=${a.nodes.join(',')}`, 'State=DRAIN', `Reason=${a.reason}`])
         break
-      case 'release':
-        await d.controller.update([`NodeName=${a.nodes.join(',')}`, 'State=RESUME'])
-        await d.controller.update([`NodeName=${a.nodes.join(',')}`, 'State=POWER_DOWN_FORCE'])
+      case 'release': {
+        // RESUME is refused for a node neither drained nor down — the failed node itself when it powered
+        // down only after its cooldown ended, its `citc: capacity:` reason still on it. Draining first
+        // makes every one of them resumable, and RESUME clears the reason (which would start a new cooldown).
+        const nodes = `NodeName=${a.nodes.join(',')}`
+        await d.controller.update([nodes, 'State=DRAIN', 'Reason=citc: capacity cooldown over'])
+        await d.controller.update([nodes, 'State=RESUME'])
+        await d.controller.update([nodes, 'State=POWER_DOWN_FORCE'])
         break
+      }
     }
     return {kind: a.kind, target, ok: true, log: a.log}
   } catch (error) {

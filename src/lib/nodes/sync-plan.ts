@@ -67,7 +67,7 @@ export type SyncAction =
   | {kind: 'down-and-power-down'; node: string; reason: string; log: string}
   /** `scontrol update NodeName=<nodes> State=DRAIN Reason=<reason>`. */
   | {kind: 'hold'; nodes: string[]; shape: string; ad?: number; until: number; reason: string; log: string}
-  /** `scontrol update NodeName=<nodes> State=RESUME`: undrained / undowned, still powered down → idle~. */
+  /** Back in service, reason cleared, powered down again → idle~ (node-sync.ts says how, with scontrol). */
   | {kind: 'release'; nodes: string[]; shape: string; ad?: number; log: string}
 
 export interface SyncPlan {

@@ -82,7 +82,7 @@ describe('node sync against slurmctld', () => {
     expect(node('syn-b-1').state).toBe('IDLE+CLOUD+POWERED_DOWN') // another shape: jobs go there
 
     // Slurm 22.05 keeps the reason and makes the failed node idle~ again once powered down: held too.
-    await waitFor('syn-a-1 powered down', () => node('syn-a-1').state === 'IDLE+CLOUD+POWERED_DOWN', 20_000, 250)
+    await waitFor('syn-a-1 powered down', () => node('syn-a-1').state === 'IDLE+CLOUD+POWERED_DOWN', 45_000, 250)
     expect(node('syn-a-1').reason).toBe('citc: capacity: InsufficientInstanceCapacity for a.small in zone-1')
     const second = await sync()
     expect(second).toMatchObject({actions: [{kind: 'hold', target: 'syn-a-1', ok: true}]})
@@ -92,14 +92,27 @@ describe('node sync against slurmctld', () => {
     const third = await sync()
     expect(third).toMatchObject({actions: [{kind: 'release', ok: true}]})
     // Released: undrained and powered down again, which clears NOT_RESPONDING and the reason.
-    await waitFor('the held nodes back to idle~', () => ['syn-a-1', 'syn-a-2', 'syn-a-3'].every((n) => node(n).state === 'IDLE+CLOUD+POWERED_DOWN'), 20_000, 250)
+    await waitFor('the held nodes back to idle~', () => ['syn-a-1', 'syn-a-2', 'syn-a-3'].every((n) => node(n).state === 'IDLE+CLOUD+POWERED_DOWN'), 45_000, 250)
     for (const n of ['syn-a-1', 'syn-a-2', 'syn-a-3']) expect(node(n).reason).toBe('')
     expect(lines.filter((l) => l.startsWith('node sync: '))).toEqual([
       expect.stringMatching(/^node sync: hold syn-a-2,syn-a-3 \(a\.small AD 1\) DRAIN "citc: capacity cooldown until/),
       expect.stringMatching(/^node sync: hold syn-a-1 \(a\.small AD 1\)/),
       'node sync: release syn-a-1,syn-a-2,syn-a-3: capacity cooldown for a.small AD 1 over',
     ])
-  }, 90_000)
+  }, 150_000)
+
+  it('returns a failed node that powered down only after its cooldown ended, and starts no new cooldown for it', async () => {
+    await poweringUp('syn-a-2')
+    expect(sb.scontrol(['update', 'NodeName=syn-a-2', 'State=DOWN', 'Reason=citc: capacity: InsufficientInstanceCapacity for a.small in zone-1']).status).toBe(0)
+    expect(sb.scontrol(['update', 'NodeName=syn-a-2', 'State=POWER_DOWN_FORCE']).status).toBe(0)
+    await sync({cooldownMs: 1000}) // the cooldown starts; syn-a-2 is still powering down: nothing to hold
+    await waitFor('syn-a-2 powered down', () => node('syn-a-2').state === 'IDLE+CLOUD+POWERED_DOWN', 45_000, 250)
+    offset += 2000
+    const r = await sync({cooldownMs: 1000})
+    expect(r).toMatchObject({actions: [{kind: 'release', target: expect.stringContaining('syn-a-2'), ok: true}]})
+    await waitFor('syn-a-2 back to idle~ without the reason', () => node('syn-a-2').state === 'IDLE+CLOUD+POWERED_DOWN' && node('syn-a-2').reason === '', 45_000, 250)
+    expect(await sync({cooldownMs: 1000})).toMatchObject({actions: []})
+  }, 120_000)
 
   it('terminates an orphan instance once it is older than the grace, never a younger one', async () => {
     const now = ctx.now()
