@@ -27,6 +27,8 @@ export function cloudNodeConfigFields(z: typeof Zod) {
      * metadata servers under test/fake-cloud). Absent: the cloud's own endpoints.
      */
     endpoints: z.object({api: z.string().url().optional(), metadata: z.string().url().optional()}).strict().optional(),
+    /** TESTS ONLY, like endpoints: images.json elsewhere than /etc/citc (cloud-driver.ts cloudNodeDriver). */
+    imagesJson: z.string().startsWith('/', 'must be an absolute path').optional(),
   }
 }
 
