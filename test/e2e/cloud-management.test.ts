@@ -25,7 +25,7 @@
 // It changes this machine's services like the local-cluster test, so it takes the same machine-wide
 // lock, refuses to run where a citc cluster lives, and runs teardown.yml at the end (citc destroy of a
 // cloud cluster leaves the management node to Terraform, which here is a double).
-import {execFileSync, spawnSync} from 'node:child_process'
+import {execFile, execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -40,7 +40,12 @@ import {IMAGES_JSON, parseImageState} from '../../src/lib/providers/cloud-image-
 import {CLOUD_IMAGE_PATHS} from '../../src/lib/providers/cloud-image-builder.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
-import {waitFor} from '../helpers/wait.js'
+import {waitFor, waitForAsync} from '../helpers/wait.js'
+import {bootsLocalNodes} from '../helpers/fake-cloud-nodes.js'
+import {ec2Fault, startFakeEc2, type FakeEc2} from '../fake-cloud/ec2.js'
+import {startFakeGce, type FakeGce} from '../fake-cloud/gce.js'
+import {startFakeMetadata, type FakeMetadata} from '../fake-cloud/gce-metadata.js'
+import {FAKE_OCI, startFakeOci, type FakeOci} from '../fake-cloud/oci.js'
 
 const NAME = 'cm'
 const USER = 'carol'
@@ -64,6 +69,12 @@ const sudoers = () =>
   `Defaults:${ADMIN} secure_path="${noRegistryBin}:${DOUBLES}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\n` +
   `Defaults:${ADMIN} env_keep += "CLOUD_DOUBLE_STATE PACKER_DOUBLE_LOG"\n${ADMIN} ALL=(ALL) NOPASSWD:ALL\n`
 let sshd: SshdSandbox | undefined
+// The fake clouds and the local nodes their launches boot (the job tests).
+const boots = bootsLocalNodes(join(work, 'cloud-nodes'), {sharedDir: SHARED})
+let ec2: FakeEc2 | undefined
+let gce: FakeGce | undefined
+let metadata: FakeMetadata | undefined
+let oci: FakeOci | undefined
 let release: (() => void) | undefined
 let configured = false
 let tornDown = false
@@ -102,6 +113,66 @@ async function teardown(log: string) {
 const pidFrom = (file: string) => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined)
 const processUser = (pid: number) => sh('ps', ['-o', 'user=', '-p', String(pid)]).stdout.trim()
 const mounted = () => sh('findmnt', ['--noheadings', '--mountpoint', SHARED]).status === 0
+const showNode = (node: string) => sh('scontrol', ['show', 'node', node, '--oneliner']).stdout
+const citcOnNode = () => `${prefix}/lib/node_modules/citc/bin/run.js`
+/**
+ * `citc node sync` on the management node as the timer runs it (as slurm); each run's output kept for a
+ * failure's report. Asynchronous: the fake clouds answer from this process, which must not block on it.
+ */
+const syncRuns: string[] = []
+async function nodeSync(args: string[]) {
+  const r = await new Promise<{status: number; stdout: string; stderr: string}>((resolve) =>
+    execFile('runuser', ['-u', 'slurm', '--', process.execPath, citcOnNode(), 'node', 'sync', ...args], {encoding: 'utf8', timeout: 60_000, cwd: '/tmp'}, (error, stdout, stderr) =>
+      resolve({status: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr}),
+    ),
+  )
+  syncRuns.push(`node sync ${args.join(' ')} → ${r.status}\n${r.stdout}${r.stderr}`)
+  return r
+}
+/** What a failed job or watchdog test prints: the node programs' and watchdog's own words. */
+function report(nodes: string[]) {
+  const tail = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').slice(-3000) : `(no ${f})`)
+  console.error([...nodes.map(showNode), ...syncRuns.slice(-3), boots.events.join('\n'), tail('/var/log/citc/elastic.log'), tail('/var/log/slurm/slurmctld.log')].join('\n---\n'))
+}
+/** The node the first job did not use. */
+let jobNode = ''
+const otherNode = () => (jobNode === `${NAME}-c5-xlarge-0001` ? `${NAME}-c5-xlarge-0002` : `${NAME}-c5-xlarge-0001`)
+
+/** cluster.json's driver section and provider replaced (the test's endpoints point at the fakes). */
+function useDriver(provider: string, driver: Record<string, unknown>) {
+  const cj = JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8'))
+  const section = provider === cj.provider ? {...cj.driver, ...driver} : {mgmtPrivateIp: cj.driver.mgmtPrivateIp, sharedFs: cj.driver.sharedFs, ...driver}
+  writeFileSync('/etc/citc/cluster.json', `${JSON.stringify({...cj, provider, driver: section}, null, 2)}\n`)
+}
+
+/** A one-node job as the cluster's user that prints its host name; its output once it completed. */
+async function jobPrintsHostname(tag: string): Promise<{output: string; node: string}> {
+  const out = `${SHARED}/home/${USER}/job-${tag}.out`
+  const id = sh('runuser', ['-u', USER, '--', 'sbatch', '--parsable', '-N1', '-D', `${SHARED}/home/${USER}`, '-o', out, '--wrap', 'hostname']).stdout.trim()
+  expect(id).toMatch(/^\d+$/)
+  let state = ''
+  try {
+    await waitFor(`job ${id} (${tag}) to complete`, () => {
+      state = sh('scontrol', ['show', 'job', id, '--oneliner']).stdout
+      return /JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)/.test(state)
+    }, 180_000, 1000)
+  } catch (error) {
+    console.error(state)
+    report([])
+    throw error
+  }
+  expect(state).toMatch(/JobState=COMPLETED/)
+  // A finished job shows NodeList=(null): the node that ran the batch script is its BatchHost.
+  jobNode = /BatchHost=(\S+)/.exec(state)![1]!
+  return {output: readFileSync(out, 'utf8').trim(), node: jobNode}
+}
+
+/** Power down the node the last job booted (suspend → the driver's terminate → its slurmd stops). */
+async function powerDownBooted() {
+  expect(sh('scontrol', ['update', `NodeName=${jobNode}`, 'State=POWER_DOWN_FORCE']).status).toBe(0)
+  await waitFor(`${jobNode} powered down`, () => /State=IDLE\+CLOUD\+POWERED_DOWN /.test(showNode(jobNode)), 90_000, 500)
+  await waitFor(`${jobNode}'s slurmd stopped`, () => boots.events.some((e) => e.startsWith(`stop ${jobNode} `)), 30_000, 250)
+}
 
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('this test must run as root (as CI does)')
@@ -134,6 +205,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   try {
+    await boots.stopAll().catch((e) => console.error(e))
+    await Promise.all([ec2?.close(), gce?.close(), metadata?.close(), oci?.close()])
     await sshd?.stop()
     // A test failed half-way: leave the machine as it was anyway.
     if (configured && !tornDown) await teardown('teardown-cleanup.log').catch((e) => console.error(e))
@@ -214,28 +287,6 @@ describe('a cloud management node configured over SSH with the real management.y
     for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
   })
 
-  it('a node Slurm powers up goes through the real node program (as slurm): no aws driver yet, so DOWN with the reason at once', async () => {
-    const node = 'cm-c5-xlarge-0001'
-    expect(sh('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP']).status).toBe(0)
-    let shown = ''
-    try {
-      // The node program logs the report after its second scontrol call (the power down): wait for both.
-      const logged = () => existsSync('/var/log/citc/elastic.log') && readFileSync('/var/log/citc/elastic.log', 'utf8').includes(`${node}: reported to Slurm as DOWN`)
-      await waitFor(`${node} reported DOWN by the node program`, () => {
-        shown = sh('scontrol', ['show', 'node', node]).stdout
-        return /State=DOWN/.test(shown) && /Reason=citc: start failed/.test(shown) && logged()
-      }, 30_000, 500)
-    } catch (error) {
-      const tail = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').slice(-3000) : `(no ${f})`)
-      console.error(shown, tail('/var/log/citc/elastic.log'), tail('/var/log/slurm/slurmctld.log'))
-      throw error
-    }
-    expect(shown).toMatch(/Reason=citc: start failed: citc has no node driver for provider aws yet/)
-    const log = readFileSync('/var/log/citc/elastic.log', 'utf8')
-    expect(log).toMatch(new RegExp(`citc-node-resume\\[\\d+\\] ${node}: FAILED to start: citc has no node driver for provider aws yet`))
-    expect(log).toMatch(new RegExp(`${node}: reported to Slurm as DOWN`))
-  })
-
   it('add-user over SSH: the directory user resolves, with home and key on the shared filesystem', async () => {
     const r = await run(['add-user', USER, '--first-name', 'Carol', '--surname', 'Cloud', '--key', join(work, `${USER}.pub`), '-c', NAME, '--json'])
     if (r.code !== 0) throw new Error(`add-user failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
@@ -244,6 +295,123 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(readFileSync(keys, 'utf8')).toContain(readFileSync(join(work, `${USER}.pub`), 'utf8').trim())
     expect(statSync(keys).mode & 0o777).toBe(0o600)
   })
+
+  // ---- Jobs on cloud nodes: the node drivers' real SDKs against the fake clouds, each launch booting a
+  // real local slurmd (test/helpers/fake-cloud-nodes.ts). The test's own shortcuts, none of them in
+  // what it checks: slurm.conf gets SuspendTimeout=10 (the clouds' 120 s would make each power-down wait
+  // two minutes), config_overrides (this 2-core machine registers as the 4-vCPU c5.xlarge) and the
+  // process tracking of the local provider (this container has no cgroup hierarchy slurmd can use).
+  it('a job runs on an aws node: sbatch → slurmctld → citc node resume (as slurm) → the AWS SDK → fake EC2 → slurmd', async () => {
+    const conf = readFileSync(join(exportDir, 'etc', 'slurm', 'slurm.conf'), 'utf8')
+    writeFileSync(
+      join(exportDir, 'etc', 'slurm', 'slurm.conf'),
+      conf
+        .replace(/^SuspendTimeout=\d+$/m, 'SuspendTimeout=10')
+        .replace(/^ProctrackType=.*$/m, 'ProctrackType=proctrack/linuxproc')
+        .replace(/^TaskPlugin=.*$/m, 'TaskPlugin=task/none')
+        .replace(/^JobAcctGatherType=.*$/m, 'JobAcctGatherType=jobacct_gather/none') + 'SlurmdParameters=config_overrides\n',
+    )
+    expect(sh('/etc/init.d/slurmctld', ['restart']).status).toBe(0)
+    await waitFor('slurmctld back', () => sh('scontrol', ['ping']).stdout.includes('is UP'), 60_000, 500)
+    // The watchdog runs as a service here (no systemd), as slurm: the tests below run it themselves
+    // with short settings, so the service's own runs (default settings) must not race them.
+    const service = sh('/etc/init.d/citc-node-sync', ['status'])
+    expect(service.status, service.stdout).toBe(0)
+    expect(processUser(pidFrom('/run/citc/node-sync.pid')!)).toBe('slurm')
+    expect(sh('/etc/init.d/citc-node-sync', ['stop']).status).toBe(0)
+
+    ec2 = await startFakeEc2({hooks: boots.hooks})
+    useDriver('aws', {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}})
+    const {output, node} = await jobPrintsHostname('aws')
+    expect(output).toBe(node)
+    const launch = ec2.instances.find((i) => i.name === node)!
+    expect(launch.tags).toMatchObject({Name: node, cluster: NAME, type: 'compute'})
+    expect(launch.imageId).toBe(parseImageState(readFileSync(IMAGES_JSON, 'utf8')).current.x86_64?.id)
+    // Credentials came through the production chain from the (fake) instance metadata service.
+    expect(ec2.requests.map((r) => r.op)).toEqual(expect.arrayContaining(['imds:token', 'imds:credentials', 'RunInstances']))
+    expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(new RegExp(`citc-node-resume\\[\\d+\\] ${node}: launched ${launch.id}`))
+  }, 5 * 60_000)
+
+  it('a capacity error shows on the node at once, the watchdog holds the shape, then returns it idle~ after the cooldown', async () => {
+    const node = otherNode()
+    ec2!.fail(ec2Fault('RunInstances', 'InsufficientInstanceCapacity', 1, {shape: 'c5.xlarge'}))
+    const t0 = Date.now()
+    expect(sh('scontrol', ['update', `NodeName=${node}`, 'State=POWER_UP']).status).toBe(0)
+    await waitFor(`${node} DOWN with the capacity reason`, () => /Reason=citc: capacity: InsufficientInstanceCapacity for c5\.xlarge in /.test(showNode(node)), 60_000, 250)
+    const seconds = (Date.now() - t0) / 1000
+    console.log(`capacity failure reported to Slurm in ${seconds.toFixed(1)} s`)
+    expect(seconds).toBeLessThan(30)
+    // The watchdog, as the timer runs it: held (once powered down), then returned after the cooldown.
+    try {
+      await waitForAsync(`${node} held`, async () => {
+        await nodeSync(['--cooldown', '20'])
+        return /State=IDLE\+CLOUD\+DRAIN\+POWERED_DOWN/.test(showNode(node)) && /Reason=citc: capacity cooldown until \d\d:\d\d UTC/.test(showNode(node))
+      }, 60_000, 2000)
+      await waitForAsync(`${node} returned`, async () => {
+        await nodeSync(['--cooldown', '20'])
+        return /State=IDLE\+CLOUD\+POWERED_DOWN /.test(showNode(node)) && !/Reason=/.test(showNode(node))
+      }, 90_000, 3000)
+    } catch (error) {
+      report([node])
+      throw error
+    }
+    expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(new RegExp(`citc-node-sync\\[\\d+\\] node sync: release ${node}: capacity cooldown for c5\\.xlarge over`))
+  }, 4 * 60_000)
+
+  it('the watchdog terminates an orphan instance the cloud holds for a powered-down node', async () => {
+    const node = otherNode()
+    const orphan = ec2!.add({name: node, tags: {cluster: NAME, type: 'compute'}, launchedAt: Date.now() - 10 * 60_000})
+    const r = await nodeSync(['--orphan-grace', '60', '--json'])
+    if (r.status !== 0) report([node])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).actions).toEqual([expect.objectContaining({kind: 'terminate', target: `${orphan.id} (${node})`, ok: true})])
+    expect(ec2!.instances.find((i) => i.id === orphan.id)!.state).not.toBe('running')
+    expect(ec2!.requests.filter((q) => q.op === 'TerminateInstances')).toHaveLength(1)
+  })
+
+  it('a job runs on a google node (same management node, its cluster.json switched to google)', async () => {
+    await powerDownBooted()
+    metadata = await startFakeMetadata({project: 'citc-e2e'})
+    gce = await startFakeGce({metadata, hooks: boots.hooks, project: 'citc-e2e', zone: 'europe-west4-a'})
+    useDriver('google', {
+      project: 'citc-e2e',
+      zone: 'europe-west4-a',
+      network: 'projects/citc-e2e/global/networks/cm',
+      subnetwork: 'projects/citc-e2e/regions/europe-west4/subnetworks/cm',
+      networkTag: 'cm-compute',
+      serviceAccount: 'cm-mgmt@citc-e2e.iam.gserviceaccount.com',
+      baseImage: {selfLink: 'projects/debian-cloud/global/images/debian-12', os: 'debian-12'},
+      region: 'europe-west4',
+      endpoints: {api: gce.url, metadata: metadata.url},
+    })
+    const {output, node} = await jobPrintsHostname('google')
+    expect(output).toBe(node)
+    expect(gce.instances.find((i) => i.name === node)!.tags).toMatchObject({cluster: NAME, type: 'compute'})
+    expect(metadata.tokens.length).toBeGreaterThan(0)
+  }, 5 * 60_000)
+
+  it('a job runs on an oracle node (cluster.json switched to oracle; signed requests, instance principal from the fake metadata)', async () => {
+    await powerDownBooted()
+    oci = await startFakeOci({hooks: boots.hooks})
+    useDriver('oracle', {
+      region: FAKE_OCI.region,
+      compartmentId: FAKE_OCI.compartment,
+      availabilityDomain: FAKE_OCI.ad,
+      adNumber: 1,
+      vcnId: 'ocid1.vcn.oc1.uk-london-1.aaaafakevcn',
+      subnetId: FAKE_OCI.subnet,
+      dnsDomain: 'cm.oraclevcn.com',
+      baseImage: {id: 'ocid1.image.oc1.uk-london-1.aaaafakebase', os: 'debian-12'},
+      endpoints: {api: oci.url, metadata: oci.metadataUrl},
+    })
+    // The aws nodes have no AD feature; Oracle places every node in the section's AD (adNumber 1).
+    const {output, node} = await jobPrintsHostname('oracle')
+    expect(output).toBe(node)
+    expect(oci.instances.find((i) => i.name === node)!.tags).toMatchObject({cluster: NAME, type: 'compute'})
+    expect(oci.tokensIssued).toBeGreaterThan(0)
+    await powerDownBooted()
+    expect(oci.instances.find((i) => i.name === node)!.state).not.toBe('running')
+  }, 5 * 60_000)
 
   it('cluster add with a non-root user: refused without passwordless sudo, recorded with sudo when it has it', async () => {
     const args = ['cluster', 'add', 'reg', '--host', '127.0.0.1', '--port', String(sshd!.port), '--user', ADMIN, '--key', join(keysDir, 'admin_ed25519'), '--provider', 'aws', '--host-key-fingerprint', sshd!.hostKeyFingerprint, '--json']
