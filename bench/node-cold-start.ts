@@ -1,0 +1,85 @@
+// Node program cold start per cloud: `citc node resume <one node>` (bin/run.js, the built CLI, as
+// slurmctld runs it) against each fake cloud API (test/fake-cloud: TEST DOUBLES, 127.0.0.1), compared
+// with `node -e 0`. Goal (issue #11): ≤ 4×. Each run is a whole node program: CLI start, cluster.json,
+// the driver and its SDK imported, credentials from the fake metadata server, list + create (+ Google's
+// operation wait). scontrol finds no slurmctld here (its slurm.conf does not exist): the program goes on
+// with the node's name, as it does when slurmctld does not answer. Needs `npm run build`; no root.
+// Run: npx tsx bench/node-cold-start.ts [runs=9]
+import {execFile, spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+
+import {startFakeEc2} from '../test/fake-cloud/ec2.js'
+import {startFakeGce} from '../test/fake-cloud/gce.js'
+import {startFakeMetadata} from '../test/fake-cloud/gce-metadata.js'
+import {FAKE_OCI, startFakeOci} from '../test/fake-cloud/oci.js'
+
+const RUNS = Number(process.argv[2] ?? 9)
+const bin = join(import.meta.dirname, '..', 'bin', 'run.js')
+const work = mkdtempSync(join(tmpdir(), 'citc-node-cold-start-'))
+const imagesJson = join(work, 'images.json')
+writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-slurm-compute-bench-v20260101000000', version: '20260101000000', id: 'img-bench'}}, inputs: {}}))
+const common = {version: 1, name: 'bench', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: join(work, 'no-slurm.conf'), elasticLog: join(work, 'elastic.log')}
+const cloudCommon = {region: 'eu-west-2', mgmtPrivateIp: '10.0.0.2', sharedFs: {host: '10.0.0.3', path: '/export', type: 'nfs', mountOptions: 'defaults'}, imagesJson}
+
+// Credentials from the fake metadata servers only.
+const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('GOOGLE_') && k !== 'GCE_METADATA_HOST'))
+env.AWS_SHARED_CREDENTIALS_FILE = join(work, 'none')
+env.AWS_CONFIG_FILE = join(work, 'none')
+
+function median(argv: string[]): number {
+  const ms: number[] = []
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now()
+    const r = spawnSync(process.execPath, argv, {env, encoding: 'utf8', timeout: 60_000})
+    ms.push(performance.now() - t0)
+    if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`)
+  }
+  ms.sort((a, b) => a - b)
+  return ms[Math.floor(RUNS / 2)]!
+}
+
+/** A child process without blocking this one: the fake clouds answer from here. */
+function runAsync(argv: string[], extraEnv: NodeJS.ProcessEnv): Promise<{status: number; out: string}> {
+  return new Promise((resolve) =>
+    execFile(process.execPath, argv, {env: {...env, ...extraEnv}, encoding: 'utf8', timeout: 60_000}, (error, stdout, stderr) =>
+      resolve({status: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out: stdout + stderr}),
+    ),
+  )
+}
+
+async function resume(provider: string, driver: Record<string, unknown>, node: (i: number) => string): Promise<number> {
+  const config = join(work, `${provider}.json`)
+  writeFileSync(config, JSON.stringify({...common, provider, driver: {...cloudCommon, ...driver}}))
+  // A new node each run: every run launches (none is adopted).
+  const ms: number[] = []
+  for (let k = 0; k < RUNS; k++) {
+    const t0 = performance.now()
+    const r = await runAsync([bin, 'node', 'resume', node(k)], {CITC_NODE_CONFIG: config})
+    ms.push(performance.now() - t0)
+    if (r.status !== 0) throw new Error(`node resume exited ${r.status}:\n${r.out}`)
+  }
+  ms.sort((a, b) => a - b)
+  return ms[Math.floor(RUNS / 2)]!
+}
+
+const ec2 = await startFakeEc2()
+const metadata = await startFakeMetadata({project: 'bench'})
+const gce = await startFakeGce({metadata, project: 'bench', zone: 'europe-west4-a'})
+const oci = await startFakeOci()
+try {
+  const base = median(['-e', '0'])
+  const rows: Array<[string, number]> = [
+    ['aws', await resume('aws', {zone: 'eu-west-2a', vpcId: 'vpc-1', subnetId: 'subnet-1', securityGroupId: 'sg-1', nodeRoleArn: 'arn:aws:iam::1:role/bench', baseImage: {id: 'ami-1', os: 'debian-12'}, endpoints: {api: ec2.url, metadata: ec2.metadataUrl}}, (i) => `bench-c5-xlarge-${String(i + 1).padStart(4, '0')}`)],
+    ['google', await resume('google', {project: 'bench', zone: 'europe-west4-a', network: 'n', subnetwork: 's', networkTag: 'bench-compute', serviceAccount: 'sa@bench.iam.gserviceaccount.com', baseImage: {selfLink: 'debian-12', os: 'debian-12'}, endpoints: {api: gce.url, metadata: metadata.url}}, (i) => `bench-n2-standard-2-${String(i + 1).padStart(4, '0')}`)],
+    ['oracle', await resume('oracle', {region: FAKE_OCI.region, compartmentId: FAKE_OCI.compartment, availabilityDomain: FAKE_OCI.ad, adNumber: 1, vcnId: 'ocid1.vcn.oc1..bench', subnetId: FAKE_OCI.subnet, dnsDomain: 'bench.oraclevcn.com', baseImage: {id: 'ocid1.image.oc1..bench', os: 'debian-12'}, endpoints: {api: oci.url, metadata: oci.metadataUrl}}, (i) => `bench-e4-flex-${String(i + 1).padStart(4, '0')}`)],
+  ]
+  console.log(`node -e 0                 median ${base.toFixed(0)} ms (${RUNS} runs)`)
+  for (const [p, ms] of rows) console.log(`citc node resume (${p.padEnd(6)}) median ${ms.toFixed(0)} ms = ${(ms / base).toFixed(1)}× (goal ≤ 4×)`)
+  console.log(`launched: aws ${ec2.launches()}, google ${gce.instances.length}, oracle ${oci.instances.length} (each run one node)`)
+} finally {
+  await Promise.all([ec2.close(), gce.close(), metadata.close(), oci.close()])
+  rmSync(work, {recursive: true, force: true})
+}
