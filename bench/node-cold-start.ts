@@ -2,8 +2,8 @@
 // slurmctld runs it) against each fake cloud API (test/fake-cloud: TEST DOUBLES, 127.0.0.1), compared
 // with `node -e 0`. Goal (issue #11): ≤ 4×. Each run is a whole node program: CLI start, cluster.json,
 // the driver and its SDK imported, credentials from the fake metadata server, list + create (+ Google's
-// operation wait). scontrol finds no slurmctld here (its slurm.conf does not exist): the program goes on
-// with the node's name, as it does when slurmctld does not answer. Needs `npm run build`; no root.
+// operation wait), the node's features read from a real slurmctld (test/helpers/slurm.ts's sandbox, on a
+// loopback port) as on a management node. Needs `npm run build` and root (munged, slurmctld).
 // Run: npx tsx bench/node-cold-start.ts [runs=9]
 import {execFile, spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
@@ -11,6 +11,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
+import {slurmSandbox} from '../test/helpers/slurm.js'
 import {startFakeEc2} from '../test/fake-cloud/ec2.js'
 import {startFakeGce} from '../test/fake-cloud/gce.js'
 import {startFakeMetadata} from '../test/fake-cloud/gce-metadata.js'
@@ -21,7 +22,19 @@ const bin = join(import.meta.dirname, '..', 'bin', 'run.js')
 const work = mkdtempSync(join(tmpdir(), 'citc-node-cold-start-'))
 const imagesJson = join(work, 'images.json')
 writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-slurm-compute-bench-v20260101000000', version: '20260101000000', id: 'img-bench'}}, inputs: {}}))
-const common = {version: 1, name: 'bench', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: join(work, 'no-slurm.conf'), elasticLog: join(work, 'elastic.log')}
+// The nodes as finish would declare them, each group with its shape feature.
+const slurm = await slurmSandbox('bench')
+writeFileSync(
+  slurm.confPath,
+  slurm.base +
+    ['SuspendProgram=/bin/true', 'ResumeProgram=/bin/true', 'PrivateData=cloud', 'TreeWidth=65533',
+      'NodeName=bench-c5-xlarge-[0001-0050] State=CLOUD CPUs=4 RealMemory=7000 Features=shape=c5.xlarge,arch=x86_64',
+      'NodeName=bench-n2-standard-2-[0001-0050] State=CLOUD CPUs=2 RealMemory=7000 Features=shape=n2-standard-2,arch=x86_64',
+      'NodeName=bench-e4-flex-[0001-0050] State=CLOUD CPUs=2 RealMemory=7000 Features=shape=VM.Standard.E4.Flex,ad=1,arch=x86_64',
+      'PartitionName=p Nodes=bench-c5-xlarge-[0001-0050],bench-n2-standard-2-[0001-0050],bench-e4-flex-[0001-0050] Default=YES', ''].join('\n'),
+)
+await slurm.startController()
+const common = {version: 1, name: 'bench', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: slurm.confPath, elasticLog: join(work, 'elastic.log')}
 const cloudCommon = {region: 'eu-west-2', mgmtPrivateIp: '10.0.0.2', sharedFs: {host: '10.0.0.3', path: '/export', type: 'nfs', mountOptions: 'defaults'}, imagesJson}
 
 // Credentials from the fake metadata servers only.
@@ -80,6 +93,6 @@ try {
   for (const [p, ms] of rows) console.log(`citc node resume (${p.padEnd(6)}) median ${ms.toFixed(0)} ms = ${(ms / base).toFixed(1)}× (goal ≤ 4×)`)
   console.log(`launched: aws ${ec2.launches()}, google ${gce.instances.length}, oracle ${oci.instances.length} (each run one node)`)
 } finally {
-  await Promise.all([ec2.close(), gce.close(), metadata.close(), oci.close()])
+  await Promise.all([ec2.close(), gce.close(), metadata.close(), oci.close(), slurm.stop()])
   rmSync(work, {recursive: true, force: true})
 }

@@ -15,14 +15,10 @@ export function nodeProgramCommand(program: NodeProgram, summary: string) {
 
     async run() {
       const {args} = await this.parse()
-      const [{runNodeProgram}, {CitcError}] = await Promise.all([import('../../lib/tasks/node-programs.js'), import('../../lib/errors.js')])
-      const outcomes = await runNodeProgram(program, args.hostlist).catch((error: unknown) => {
-        // A plain Command (start-up time): say what base-command would, e.g. an unusable cluster.json.
-        if (error instanceof CitcError) this.error(error.hint ? `${error.message}\nTry: ${error.hint}` : error.message, {exit: error.exitCode})
-        throw error
-      })
-      // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
-      if (outcomes.length > 0 && outcomes.every((o) => !o.ok)) this.exit(1)
+      const {nodeProgramMain} = await import('../../lib/tasks/node-programs.js')
+      // bin/run.js runs this directly for a plain `citc node <program> <hostlist>`; the same code here.
+      const code = await nodeProgramMain(program, args.hostlist)
+      if (code !== 0) this.exit(code)
     }
   }
 }

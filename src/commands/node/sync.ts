@@ -5,6 +5,8 @@ import {Command, Flags} from '@oclif/core'
 const seconds = (description: string) => Flags.integer({min: 1, description, helpValue: 'SECONDS'})
 
 export default class NodeSync extends Command {
+  // Hidden like the other node programs (the node topic is): it runs on the management node, by its timer.
+  static hidden = true
   static summary = 'Make the cloud and Slurm agree: terminate orphans, put vanished or stuck nodes down, hold shapes after a capacity failure'
   static description = `Run every 60 s on the management node by a systemd timer (citc-node-sync.timer), or by the citc-node-sync service's --every loop where systemd does not run. One run at a time; every action is one line in the elastic log (/var/log/citc/elastic.log).
 

@@ -136,3 +136,23 @@ async function reportFailedStarts(controller: Controller, failed: NodeOutcome[],
     }
   }
 }
+
+/**
+ * A node program as a whole process: run it, print an error as the CLI would (its message and hint on
+ * stderr, its exit code), and exit 1 when no node could be handled. Used by bin/run.js's fast path and
+ * by the oclif command, so both behave the same.
+ */
+export async function nodeProgramMain(program: NodeProgram, hostlist: string, write = (m: string) => process.stderr.write(m)): Promise<number> {
+  try {
+    const outcomes = await runNodeProgram(program, hostlist)
+    // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
+    return outcomes.length > 0 && outcomes.every((o) => !o.ok) ? 1 : 0
+  } catch (error) {
+    if (error instanceof CitcError) {
+      write(` ›   Error: ${error.message}${error.hint ? `\n ›   Try: ${error.hint}` : ''}\n`)
+      return error.exitCode
+    }
+    write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    return 1
+  }
+}
