@@ -10,7 +10,7 @@ export default class NodeSync extends Command {
   static summary = 'Make the cloud and Slurm agree: terminate orphans, put vanished or stuck nodes down, hold shapes after a capacity failure'
   static description = `Run every 60 s on the management node by a systemd timer (citc-node-sync.timer), or by the citc-node-sync service's --every loop where systemd does not run. One run at a time; every action is one line in the elastic log (/var/log/citc/elastic.log).
 
-Each run: an instance whose node is powered down or unknown to Slurm, older than --orphan-grace, is terminated; a node Slurm thinks is up whose instance is gone two runs in a row, or one stuck powered-down-not-responding for --stuck, is put DOWN and powered down; after a "citc: capacity:" failure, the other idle~ nodes of that shape and AD are held (DRAIN "citc: capacity cooldown until HH:MM UTC") for --cooldown, then returned; nodes left DOWN by a quota failure are listed for the admin (and in citc status). On the local provider the instances are this machine's node slurmd processes.`
+Each run: an instance whose node is powered down or unknown to Slurm, older than --orphan-grace, is terminated; a node Slurm thinks is up whose instance is gone two runs in a row, or one stuck powered-down-not-responding for --stuck, is put DOWN and powered down; after a "citc: capacity:" failure, the other idle~ nodes of that shape and AD are held (DRAIN "citc: capacity cooldown until HH:MM UTC") for --cooldown, then returned; nodes a quota, permission or setting refusal stopped are kept DOWN for the admin (and listed in citc status) instead of being tried by every job. On the local provider the instances are this machine's node slurmd processes.`
   static examples = [
     {description: 'One run, as the timer does', command: '<%= config.bin %> node sync'},
     {description: "What the run did, for a script", command: '<%= config.bin %> node sync --json'},
@@ -58,8 +58,8 @@ Each run: an instance whose node is powered down or unknown to Slurm, older than
   }
 }
 
-function summary(r: {actions: Array<{ok: boolean}>; quotaDown: Array<{name: string; reason: string}>; instances: number; nodes: number}): string {
+function summary(r: {actions: Array<{ok: boolean}>; adminDown: Array<{name: string; reason: string}>; instances: number; nodes: number}): string {
   const failed = r.actions.filter((a) => !a.ok).length
-  const quota = r.quotaDown.length > 0 ? `; DOWN for a quota (admin): ${r.quotaDown.map((q) => q.name).join(', ')}` : ''
+  const quota = r.adminDown.length > 0 ? `; DOWN for an admin (quota, permission or setting): ${r.adminDown.map((q) => q.name).join(', ')}` : ''
   return `node sync: ${r.nodes} node(s), ${r.instances} instance(s), ${r.actions.length} action(s)${failed ? `, ${failed} FAILED` : ''}${quota}`
 }

@@ -41,7 +41,8 @@ export interface SyncActionResult {
 
 export interface SyncResult {
   actions: SyncActionResult[]
-  quotaDown: Array<{name: string; reason: string}>
+  /** Nodes kept DOWN for an admin (a quota, permission or setting refusal). */
+  adminDown: Array<{name: string; reason: string}>
   instances: number
   nodes: number
 }
@@ -120,14 +121,14 @@ export async function runNodeSync(d: SyncDeps): Promise<SyncResult | SyncSkipped
     writeFileSync(`${stateFile}.tmp`, `${JSON.stringify(state, null, 2)}\n`)
     // rename is atomic: a status read never sees half a file.
     renameSync(`${stateFile}.tmp`, stateFile)
-    return {actions: results, quotaDown: plan.quotaDown, instances: instances.length, nodes: states.length}
+    return {actions: results, adminDown: plan.adminDown, instances: instances.length, nodes: states.length}
   } finally {
     release()
   }
 }
 
 async function act(a: SyncAction, instances: CloudInstance[], d: SyncDeps): Promise<SyncActionResult> {
-  const target = a.kind === 'terminate' ? `${a.id} (${a.name})` : a.kind === 'down-and-power-down' ? a.node : a.nodes.join(',')
+  const target = a.kind === 'terminate' ? `${a.id} (${a.name})` : a.kind === 'down-and-power-down' || a.kind === 'keep-down' ? a.node : a.nodes.join(',')
   d.ctx.log(a.log)
   try {
     switch (a.kind) {
@@ -140,6 +141,9 @@ async function act(a: SyncAction, instances: CloudInstance[], d: SyncDeps): Prom
       case 'down-and-power-down':
         await d.controller.update([`NodeName=${a.node}`, 'State=DOWN', `Reason=${a.reason}`])
         await d.controller.update([`NodeName=${a.node}`, 'State=POWER_DOWN_FORCE'])
+        break
+      case 'keep-down':
+        await d.controller.update([`NodeName=${a.node}`, 'State=DOWN', `Reason=${a.reason}`])
         break
       case 'hold':
         await d.controller.update([`NodeName=${a.nodes.join(',')}`, 'State=DRAIN', `Reason=${a.reason}`])

@@ -65,6 +65,12 @@ export type SyncAction =
   | {kind: 'terminate'; id: string; name: string; why: 'orphan'; log: string}
   /** `scontrol update State=DOWN Reason=…` then `State=POWER_DOWN_FORCE` (back to idle~). */
   | {kind: 'down-and-power-down'; node: string; reason: string; log: string}
+  /**
+   * `scontrol update NodeName=<node> State=DOWN Reason=<reason>`: a start refused for a quota, permission or
+   * setting stays out of scheduling until an admin resumes it. Slurm made it idle~ again once it powered
+   * down (idle_on_node_suspend), and every job would be refused the same way.
+   */
+  | {kind: 'keep-down'; node: string; reason: string; log: string}
   /** `scontrol update NodeName=<nodes> State=DRAIN Reason=<reason>`. */
   | {kind: 'hold'; nodes: string[]; shape: string; ad?: number; until: number; reason: string; log: string}
   /** Back in service, reason cleared, powered down again → idle~ (node-sync.ts says how, with scontrol). */
@@ -73,8 +79,8 @@ export type SyncAction =
 export interface SyncPlan {
   actions: SyncAction[]
   memory: SyncMemory
-  /** Nodes a quota failure left DOWN: nobody acts on them but the admin; `citc status` shows them. */
-  quotaDown: Array<{name: string; reason: string}>
+  /** Nodes a quota, permission or setting refusal left DOWN: only the admin acts on them; `citc status` shows them. */
+  adminDown: Array<{name: string; reason: string}>
 }
 
 export const REASON_INSTANCE_GONE = 'citc: instance gone'
@@ -82,7 +88,8 @@ export const REASON_STUCK = 'citc: stuck powered down, not responding'
 /** Both a capacity failure (`citc: capacity: …`, node-failures.ts) and a hold start with this. */
 const CAPACITY_PREFIX = 'citc: capacity'
 const CAPACITY_FAILED = 'citc: capacity:'
-const QUOTA_FAILED = 'citc: quota:'
+/** Refusals only an admin can fix (a new limit, a permission, a setting): the same as citc status's needsAdmin. */
+const ADMIN_FAILED = /^citc: (quota|auth|config): /
 
 export function emptyMemory(): SyncMemory {
   return {missing: [], booting: [], stuck: {}, cooldowns: []}
@@ -111,9 +118,14 @@ export function planSync(input: {
   const actions: SyncAction[] = []
   const next: SyncMemory = {missing: [], booting: [], stuck: {}, cooldowns: []}
 
-  // Quota failures need an admin (a new limit), not a retry loop (§2.4, Toolkit #3225): never touched.
-  const quotaDown = nodes.filter((n) => n.reason.startsWith(QUOTA_FAILED)).map((n) => ({name: n.name, reason: n.reason}))
-  const untouchable = new Set(quotaDown.map((q) => q.name))
+  // Quota (and permission, setting) failures need an admin, not a retry loop (§2.4, Toolkit #3225): kept
+  // DOWN once powered down, otherwise left alone.
+  const adminDown = nodes.filter((n) => ADMIN_FAILED.test(n.reason)).map((n) => ({name: n.name, reason: n.reason}))
+  const untouchable = new Set(adminDown.map((q) => q.name))
+  for (const n of nodes.filter((x) => untouchable.has(x.name))) {
+    if (n.flags.has('DOWN') || !n.flags.has('POWERED_DOWN') || n.flags.has('POWERING_UP') || n.flags.has('POWERING_DOWN')) continue
+    actions.push({kind: 'keep-down', node: n.name, reason: n.reason, log: `node sync: ${n.name} kept DOWN for an admin: ${n.reason}`})
+  }
 
   // Orphans (§5.4, §2.3 last row, §1.3 orphaned_instance_timeout): alive, its node powered down, powering
   // down or unknown to Slurm, older than the grace (a resume may just have launched it). A node up or
@@ -184,7 +196,7 @@ export function planSync(input: {
     next.cooldowns.push(c)
   }
 
-  return {actions, memory: next, quotaDown}
+  return {actions, memory: next, adminDown}
 }
 
 function holdAction(nodes: string[], c: Cooldown, why: string): SyncAction {

@@ -135,6 +135,18 @@ describe('node sync against slurmctld', () => {
     expect(node('syn-b-1').reason).toBe('citc: instance gone')
   }, 30_000)
 
+  it('keeps a node a quota refusal stopped DOWN once Slurm made it idle~ again, until an admin resumes it', async () => {
+    const quota = 'citc: quota: VcpuLimitExceeded for a.small in zone-1'
+    await poweringUp('syn-a-3')
+    expect(sb.scontrol(['update', 'NodeName=syn-a-3', 'State=DOWN', `Reason=${quota}`]).status).toBe(0)
+    expect(sb.scontrol(['update', 'NodeName=syn-a-3', 'State=POWER_DOWN_FORCE']).status).toBe(0)
+    await waitFor('syn-a-3 idle~ again (idle_on_node_suspend)', () => node('syn-a-3').state === 'IDLE+CLOUD+POWERED_DOWN', 45_000, 250)
+    const r = await sync()
+    expect(r).toMatchObject({actions: [{kind: 'keep-down', target: 'syn-a-3', ok: true}], adminDown: [{name: 'syn-a-3', reason: quota}]})
+    expect(node('syn-a-3')).toEqual({state: 'DOWN+CLOUD+POWERED_DOWN', reason: quota})
+    expect(await sync()).toMatchObject({actions: []}) // DOWN already: nothing more
+  }, 90_000)
+
   it('does nothing while another run holds the lock', async () => {
     writeFileSync(join(sb.dir, 'sync', 'lock'), `${process.pid}\n`)
     expect(await sync()).toEqual({skipped: 'another run is still working'})

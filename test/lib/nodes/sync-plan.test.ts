@@ -22,6 +22,7 @@ function brief(a: SyncAction): string {
     case 'down-and-power-down': return `down ${a.node}: ${a.reason}`
     case 'hold': return `hold ${a.nodes.join(',')}`
     case 'release': return `release ${a.nodes.join(',')}`
+    case 'keep-down': return `keep-down ${a.node}`
   }
 }
 
@@ -48,7 +49,7 @@ describe('planSync: one run (§5.4)', () => {
     {rule: 'never: a powering-up node whose instance was never seen (resume may still launch it)', nodes: [node('n1', 'IDLE+CLOUD+POWERING_UP')], memory: {missing: []}, expected: []},
     {rule: 'never: a powered-down node without an instance (that is normal)', nodes: [node('n1', 'IDLE+CLOUD+POWERED_DOWN')], memory: {missing: ['n1']}, expected: []},
     // quota: §2.4, §5.4
-    {rule: 'never: a quota DOWN node, even missing or not responding', nodes: [node('q1', 'DOWN+CLOUD+NOT_RESPONDING', QUOTA), node('q2', 'IDLE+CLOUD+POWERED_DOWN+NOT_RESPONDING', QUOTA)], memory: {missing: ['q1'], stuck: {q2: 0}}, expected: []},
+    {rule: 'a quota node: never vanished or stuck, only kept DOWN once idle~ again', nodes: [node('q1', 'DOWN+CLOUD+NOT_RESPONDING', QUOTA), node('q2', 'IDLE+CLOUD+POWERED_DOWN+NOT_RESPONDING', QUOTA)], memory: {missing: ['q1'], stuck: {q2: 0}}, expected: ['keep-down q2']},
     // stuck: §5.4, PC #7577
     {rule: 'stuck powered-down-not-responding past stuckMs → down and power down', nodes: [node('n1', 'IDLE+CLOUD+NOT_RESPONDING+POWERED_DOWN')], memory: {stuck: {n1: NOW - DEFAULT_SYNC_SETTINGS.stuckMs}}, expected: [`down n1: ${REASON_STUCK}`]},
     {rule: 'never: stuck for less than stuckMs', nodes: [node('n1', 'IDLE+CLOUD+NOT_RESPONDING+POWERED_DOWN')], memory: {stuck: {n1: NOW - MIN}}, expected: []},
@@ -71,7 +72,19 @@ describe('planSync: one run (§5.4)', () => {
 
   it('lists quota DOWN nodes for citc status and nothing else', () => {
     const plan = planSync({nodes: [node('q1', 'DOWN+CLOUD+POWERED_DOWN', QUOTA), node('f1', 'DOWN+CLOUD', CAP), node('a', 'IDLE+CLOUD')], instances: [inst('a')], now: NOW})
-    expect(plan.quotaDown).toEqual([{name: 'q1', reason: QUOTA}])
+    expect(plan.adminDown).toEqual([{name: 'q1', reason: QUOTA}])
+  })
+
+  it('keeps a quota, permission or setting refusal DOWN once Slurm made it idle~ again, and leaves it alone while it powers down', () => {
+    const auth = 'citc: auth: UnauthorizedOperation for c5.xlarge in eu-west-2a'
+    const plan = planSync({
+      nodes: [node('q1', 'IDLE+CLOUD+POWERED_DOWN', QUOTA), node('q2', 'IDLE+CLOUD+POWERING_DOWN', QUOTA), node('a1', 'IDLE+CLOUD+POWERED_DOWN', auth), node('q3', 'DOWN+CLOUD+POWERED_DOWN', QUOTA)],
+      instances: [],
+      now: NOW,
+    })
+    expect(plan.actions.map(brief)).toEqual(['keep-down q1', 'keep-down a1'])
+    expect(plan.actions.map((a) => a.kind === 'keep-down' && a.reason)).toEqual([QUOTA, auth])
+    expect(plan.adminDown.map((n) => n.name)).toEqual(['q1', 'q2', 'a1', 'q3'])
   })
 
   it('takes the state as scontrol flags split into an array too', () => {
