@@ -2,7 +2,8 @@
 // and the one canonical text citc passes to sacctmgr and shows in a plan. Observed on slurmdbd 22.05:
 // MaxWall is stored in minutes and printed "HH:MM:SS" or "D-HH:MM:SS" (48:00:00 reads back
 // 2-00:00:00; 90:30 reads back 01:31:00); TRES memory is printed with a binary unit when it divides
-// evenly (1024 → mem=1G, 2048000 → mem=2000G, 100000 → mem=100000M).
+// with a unit while that stays exact to a half (Slurm's convert_num_unit, CONVERT_NUM_UNIT_EXACT:
+// 1024 → mem=1G, 2048000 → mem=2000G, 100000 → mem=100000M, 600000000 → mem=585937.50G).
 import type {TresAmounts} from './types.js'
 
 /** Slurm's limits are 32-bit counters; -1 (all bits) means "no limit". */
@@ -61,14 +62,15 @@ export function parseMinutes(v: unknown): number | {error: string} {
   return minutes
 }
 
-/** A TRES amount as sacctmgr prints it: plain digits, or memory with a unit (mem=16G). Memory → MB. */
+/** A TRES amount as sacctmgr prints it: digits, or memory with a unit (mem=16G, mem=585937.50G). Memory → MB. */
 export function parseTresAmount(tres: string, text: string): number | undefined {
-  const m = /^(\d+)([KMGTP])?$/.exec(text)
+  const m = /^(\d+)(\.\d+)?([KMGTP])?$/.exec(text)
   if (!m) return undefined
-  const n = Number(m[1])
-  if (m[2] === undefined) return n
+  if (m[3] === undefined) return m[2] === undefined ? Number(m[1]) : undefined
   if (tres !== 'mem') return undefined
-  return n * MEM_UNITS[m[2]]
+  const mb = Number(`${m[1]}${m[2] ?? ''}`) * MEM_UNITS[m[3]]
+  // Slurm's halves (".50") times a power of 1024 are whole MB; anything else is not an amount.
+  return Math.abs(mb - Math.round(mb)) < 1e-6 ? Math.round(mb) : undefined
 }
 
 /** "billing=7,cpu=6000,mem=100000M" → {billing: 7, cpu: 6000, mem: 100000}; undefined for text that is not one. */
