@@ -24,12 +24,18 @@ export interface ParseAccountsOptions {
 
 /** Parse and validate accounts.yaml; throws InvalidInputError with every problem found. */
 export function parseAccounts(text: string, opts: ParseAccountsOptions): AccountsFile {
-  const yaml = parseYamlDocument(text, opts.file)
+  const hint = `fix ${opts.file} at the lines shown and run again; nothing was changed`
+  let yaml: YamlFile
+  try {
+    yaml = parseYamlDocument(text, opts.file)
+  } catch (error) {
+    // Syntax errors and duplicate keys: the same hint as every other problem of this file.
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.problems, hint)
+    throw error
+  }
   const problems: InputProblem[] = []
   const file = readFile(yaml, opts, problems)
-  if (problems.length > 0) {
-    throw new InvalidInputError(byPosition(problems), `fix ${opts.file} at the lines shown and run again; nothing was changed`)
-  }
+  if (problems.length > 0) throw new InvalidInputError(byPosition(problems), hint)
   return file
 }
 
