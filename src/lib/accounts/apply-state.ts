@@ -2,8 +2,9 @@
 // file (re-planning gives an empty plan), and what `accounts apply --dry-run` can show. It copies the
 // behaviour observed on slurmdbd 22.05: text stored in lower case, a new account's description
 // defaulting to its name and its organisation to its parent's name (its own under root), Fairshare 1
-// by default, a user's default account emptied when that association is deleted, and a user with no
-// association left gone from Slurm altogether.
+// by default, a user's default account emptied when that association is deleted, a user with no
+// association left gone from Slurm altogether, and account records (their text) kept by `delete
+// account` and reused as they are by a later `add account`.
 import {storedText} from './names.js'
 import {type AccountOp, applyLimitChanges, type Change} from './ops.js'
 import {type AccountingState, type AccountState, ROOT_ACCOUNT} from './types.js'
@@ -11,6 +12,7 @@ import {type AccountingState, type AccountState, ROOT_ACCOUNT} from './types.js'
 export function applyToState(state: AccountingState, ops: readonly AccountOp[]): AccountingState {
   const accounts = new Map<string, AccountState>(state.accounts.map((a) => [a.name, {...a}]))
   const defaults: Record<string, string> = {...state.defaultAccounts}
+  const texts: Record<string, {description: string; organisation: string}> = {...state.accountTexts}
   const get = (name: string): AccountState => {
     const a = accounts.get(name)
     if (!a) throw new Error(`no account ${name} in the simulated state`)
@@ -21,21 +23,21 @@ export function applyToState(state: AccountingState, ops: readonly AccountOp[]):
       if (c.field === 'Description') a.description = storedText(c.to ?? '')
       if (c.field === 'Organization') a.organisation = storedText(c.to ?? '')
     }
+    texts[a.name] = {description: a.description, organisation: a.organisation}
   }
   for (const op of ops) {
     switch (op.op) {
-      case 'addAccount':
+      case 'addAccount': {
         if (accounts.has(op.account)) throw new Error(`account ${op.account} exists already`)
         get(op.parent)
-        accounts.set(op.account, {
-          name: op.account,
-          parent: op.parent,
+        const text = texts[op.account] ?? {
           description: storedText(op.description ?? op.account),
           organisation: storedText(op.organisation ?? (op.parent === ROOT_ACCOUNT ? op.account : op.parent)),
-          limits: applyLimitChanges({fairshare: 1}, op.limits),
-          users: [],
-        })
+        }
+        texts[op.account] = text
+        accounts.set(op.account, {name: op.account, parent: op.parent, ...text, limits: applyLimitChanges({fairshare: 1}, op.limits), users: []})
         break
+      }
       case 'moveAccount':
         get(op.to)
         get(op.account).parent = op.to
@@ -76,5 +78,9 @@ export function applyToState(state: AccountingState, ops: readonly AccountOp[]):
   const sorted = [...accounts.values()].sort((a, b) => byName(a.name, b.name))
   const members = new Set(sorted.flatMap((a) => a.users))
   const users = Object.keys(defaults).filter((u) => members.has(u)).sort(byName)
-  return {accounts: sorted, defaultAccounts: Object.fromEntries(users.map((u) => [u, defaults[u]]))}
+  return {
+    accounts: sorted,
+    defaultAccounts: Object.fromEntries(users.map((u) => [u, defaults[u]])),
+    accountTexts: Object.fromEntries(Object.keys(texts).sort(byName).map((n) => [n, texts[n]])),
+  }
 }

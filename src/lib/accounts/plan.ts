@@ -61,18 +61,20 @@ export function planAccounts(desired: AccountsFile, current: AccountingState, op
     }
   }
 
-  // 2. Descriptions and limits of accounts that exist.
+  // 2. Descriptions and limits of accounts that exist. An added account whose record slurmdbd keeps
+  // already (another cluster's, or one deleted before) keeps that record's text: changed here too.
   for (const spec of written) {
     const now = cur.get(spec.name)
-    if (!now) continue
+    const text = now ?? current.accountTexts[spec.name]
+    if (!text) continue
     const changes: Change[] = []
-    if (spec.description !== undefined && storedText(spec.description) !== storedText(now.description)) {
-      changes.push({field: 'Description', from: now.description, to: spec.description})
+    if (spec.description !== undefined && storedText(spec.description) !== storedText(text.description)) {
+      changes.push({field: 'Description', from: text.description, to: spec.description})
     }
-    if (spec.organisation !== undefined && storedText(spec.organisation) !== storedText(now.organisation)) {
-      changes.push({field: 'Organization', from: now.organisation, to: spec.organisation})
+    if (spec.organisation !== undefined && storedText(spec.organisation) !== storedText(text.organisation)) {
+      changes.push({field: 'Organization', from: text.organisation, to: spec.organisation})
     }
-    changes.push(...limitChanges(now.limits, spec.limits))
+    if (now) changes.push(...limitChanges(now.limits, spec.limits))
     if (changes.length > 0) ops.push({op: 'modifyAccount', account: spec.name, changes})
   }
 

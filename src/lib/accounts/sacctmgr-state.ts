@@ -28,7 +28,8 @@ export function stateQueries(cluster?: string): {assoc: string[]; account: strin
   return {
     assoc: [...parsable, 'assoc', ...clusterWhere(cluster), `format=${ASSOC_FIELDS.join(',')}`, 'WOPLimits'],
     account: [...parsable, 'account', 'format=Account,Descr,Org'],
-    user: [...parsable, 'user', 'format=User,DefaultAccount'],
+    // Default accounts are per cluster: without the cluster, sacctmgr shows one of them.
+    user: [...parsable, 'user', ...clusterWhere(cluster), 'format=User,DefaultAccount'],
   }
 }
 
@@ -99,15 +100,15 @@ export function parseAccountingState(out: SacctmgrOutput): AccountingState {
     }
     accounts.set(f.Account, {name: f.Account, parent: f.ParentName, description: '', organisation: '', limits: limitsOf(f, line), users: []})
   }
+  const accountTexts: Record<string, {description: string; organisation: string}> = {}
   for (const line of rows(out.account)) {
     const parts = line.split('|')
     if (parts.length < 3) bad('account', line, `${parts.length} fields, expected 3`)
     // A description written by another tool may hold "|": the name is first and the organisation last.
+    const text = {description: parts.slice(1, -1).join('|'), organisation: parts.at(-1) as string}
+    accountTexts[parts[0]] = text
     const account = accounts.get(parts[0])
-    if (account) {
-      account.description = parts.slice(1, -1).join('|')
-      account.organisation = parts.at(-1) as string
-    }
+    if (account) Object.assign(account, text)
   }
   for (const {account, user} of userRows) {
     const a = accounts.get(account)
@@ -122,6 +123,12 @@ export function parseAccountingState(out: SacctmgrOutput): AccountingState {
   }
   const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
   const sorted = [...accounts.values()].sort((a, b) => byName(a.name, b.name))
-  const users = Object.keys(defaultAccounts).sort(byName)
-  return {accounts: sorted.map((a) => ({...a, users: [...a.users].sort(byName)})), defaultAccounts: Object.fromEntries(users.map((u) => [u, defaultAccounts[u]]))}
+  // Users are shared by the clusters of a slurmdbd: only those with an association here count.
+  const members = new Set(userRows.map((r) => r.user))
+  const users = Object.keys(defaultAccounts).filter((u) => members.has(u)).sort(byName)
+  return {
+    accounts: sorted.map((a) => ({...a, users: [...a.users].sort(byName)})),
+    defaultAccounts: Object.fromEntries(users.map((u) => [u, defaultAccounts[u]])),
+    accountTexts: Object.fromEntries(Object.keys(accountTexts).sort(byName).map((n) => [n, accountTexts[n]])),
+  }
 }

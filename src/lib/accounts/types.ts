@@ -62,8 +62,14 @@ export interface AccountState {
 export interface AccountingState {
   /** Every account, root included, sorted by name. */
   accounts: readonly AccountState[]
-  /** Each user's default account ("" when Slurm has none, e.g. after its association was deleted). */
+  /** Each user's default account in this cluster ("" when Slurm has none, e.g. after its association was deleted). */
   defaultAccounts: Readonly<Record<string, string>>
+  /**
+   * Description and organisation of every account record slurmdbd lists, with or without an
+   * association in this cluster: records are shared by all clusters of a slurmdbd and outlive a
+   * `delete account`, and `add account` keeps an existing record's text (checked on 22.05).
+   */
+  accountTexts: Readonly<Record<string, {description: string; organisation: string}>>
 }
 
 /** The account every Slurm cluster has; never created, changed or removed by citc. */

@@ -135,6 +135,35 @@ describe('planning changes', () => {
   })
 })
 
+describe('account records slurmdbd keeps (another cluster, or deleted before)', () => {
+  // On 22.05 `add account` keeps an existing record's description and organisation: the plan changes
+  // them after adding, so that one run converges.
+  const state = parseAccountingState({
+    assoc: lines('root||||1||||||normal', 'root|root|||1||||||'),
+    account: lines('physics|old text|somewhere', 'root|default root account|root'),
+    user: lines('root|root'),
+  })
+
+  it('adds the association, then sets the text the file gives', () => {
+    const {plan, after} = converge(SMALLEST, state)
+    expect(plan.ops.slice(0, 3)).toEqual([
+      {op: 'addAccount', account: 'physics', parent: 'root', description: 'Physics department', limits: [{field: 'GrpTRESMins', tres: 'cpu', to: '6000'}, {field: 'MaxJobs', to: '10'}]},
+      {op: 'addAccount', account: 'physics-lab', parent: 'physics', limits: []},
+      {op: 'modifyAccount', account: 'physics', changes: [{field: 'Description', from: 'old text', to: 'Physics department'}]},
+    ])
+    // Organisation is not in the file: the record's stays.
+    expect(after.accounts.find((a) => a.name === 'physics')).toMatchObject({description: 'physics department', organisation: 'somewhere'})
+  })
+
+  it('a removed account keeps its record', () => {
+    const start = converge(SMALLEST, FRESH).after
+    const {after} = converge(lines('accounts:', '  physics:', '    description: Physics department', '    limits: {GrpTRESMins: {cpu: 6000}, MaxJobs: 10}', '    users: [alice]'), start, {prune: true})
+    expect(after.accounts.map((a) => a.name)).toEqual(['physics', 'root'])
+    expect(after.accountTexts['physics-lab']).toEqual({description: 'physics-lab', organisation: 'physics'})
+    expect(after.defaultAccounts).toEqual({alice: 'physics', root: 'root'})
+  })
+})
+
 describe('prune', () => {
   // physics and physics-lab from the file; old (with old-sub under it), busy (a running job), the
   // cluster's default account "citc", and "bad name" that another tool made.

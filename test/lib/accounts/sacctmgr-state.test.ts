@@ -12,7 +12,7 @@ describe('the sacctmgr queries', () => {
     expect(stateQueries('probe')).toEqual({
       assoc: ['--parsable2', '--noheader', 'show', 'assoc', 'where', 'cluster=probe', 'format=Account,User,Partition,ParentName,Fairshare,GrpTRESMins,GrpTRES,MaxJobs,MaxSubmitJobs,MaxWall,QOS', 'WOPLimits'],
       account: ['--parsable2', '--noheader', 'show', 'account', 'format=Account,Descr,Org'],
-      user: ['--parsable2', '--noheader', 'show', 'user', 'format=User,DefaultAccount'],
+      user: ['--parsable2', '--noheader', 'show', 'user', 'where', 'cluster=probe', 'format=User,DefaultAccount'],
     })
     expect(stateQueries().assoc).not.toContain('where')
   })
@@ -60,9 +60,15 @@ describe('parseAccountingState on what slurmdbd 22.05 printed', () => {
     expect(state.defaultAccounts).toEqual({alice: 'physics', bob: '', carol: 'physics', root: 'root'})
   })
 
-  it('ignores account rows without an association (accounts deleted from this cluster)', () => {
-    const s = parseAccountingState({assoc: 'root||||1||||||normal\n', account: 'root|default root account|root\ngone|gone|gone\n', user: ''})
+  it('keeps the text of account records without an association here (deleted, or another cluster\'s) apart', () => {
+    const s = parseAccountingState({assoc: 'root||||1||||||normal\n', account: 'root|default root account|root\ngone|old text|science\n', user: ''})
     expect(s.accounts.map((a) => a.name)).toEqual(['root'])
+    expect(s.accountTexts).toEqual({gone: {description: 'old text', organisation: 'science'}, root: {description: 'default root account', organisation: 'root'}})
+  })
+
+  it("ignores users with no association in this cluster (slurmdbd lists every cluster's users)", () => {
+    const s = parseAccountingState({assoc: 'root||||1||||||normal\nroot|root|||1||||||\n', account: 'root|default root account|root\n', user: 'bob|\nroot|root\n'})
+    expect(s.defaultAccounts).toEqual({root: 'root'})
   })
 })
 
