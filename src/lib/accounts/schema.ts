@@ -65,9 +65,10 @@ export const limitsSchema = z.strictObject({
   QOS: list('QOS', '[normal]').optional(),
 })
 
-export const userSchema = z.strictObject({
-  defaultAccount: text('defaultAccount').optional(),
-})
+export const userSchema = z.strictObject(
+  {defaultAccount: text('defaultAccount').optional()},
+  {error: (iss) => `a user's settings must be a map such as {defaultAccount: physics}, not ${show(iss.input)}`},
+)
 
 /** The keys allowed at a path (for did-you-mean on unknown keys). */
 export function keysAt(path: YamlPath): readonly string[] | undefined {

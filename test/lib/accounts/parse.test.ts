@@ -179,6 +179,10 @@ describe('bad input: every problem at its file:line:col', () => {
     ]],
     ['users: for someone in no account', lines('accounts:', '  a:', 'users:', '  carol: {defaultAccount: a}'), ["accounts.yaml:4:3 users.carol: user \"carol\" is not in any account's users; add them to an account, or remove this entry"]],
     ['an unknown key under users:', lines('accounts:', '  a: {users: [bob]}', 'users:', '  bob: {default: a}'), ['accounts.yaml:4:9 users.bob.default: unknown key "default"; allowed: defaultAccount']],
+    ['user settings that are not a map', lines('accounts:', '  a: {users: [bob]}', 'users:', '  bob: a'), ["accounts.yaml:4:3 users.bob: a user's settings must be a map such as {defaultAccount: physics}, not \"a\""]],
+    ['limits that are not a map', lines('accounts:', '  a: {limits: 5}'), ['accounts.yaml:2:7 accounts.a.limits: limits must be a map such as {MaxJobs: 10}, not 5']],
+    ['a parent that is not text', lines('accounts:', '  a: {parent: 7}'), ['accounts.yaml:2:7 accounts.a.parent: parent must be text, not 7']],
+    ['accounts as a list', lines('accounts: [a]'), ['accounts.yaml:1:1 accounts: accounts must be a map such as {physics: {users: [alice]}}, not a list']],
     ['a duplicate account', lines('accounts:', '  a:', '  a:'), ['accounts.yaml:3:3 duplicate key "a" (first at line 2); keep only one of them']],
   ]
   for (const [name, text, expected, more] of cases) {
