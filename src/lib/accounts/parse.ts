@@ -109,6 +109,8 @@ function readAccount(yaml: YamlFile, name: string, opts: ParseAccountsOptions, p
 
 function readUserList(yaml: YamlFile, path: YamlPath, items: unknown[], opts: ParseAccountsOptions, problems: InputProblem[]): string[] {
   const out: string[] = []
+  const seen = new Set<string>()
+  const directory = directorySet(opts)
   items.forEach((item, i) => {
     const at: YamlPath = [...path, i]
     if (typeof item !== 'string') {
@@ -120,17 +122,27 @@ function readUserList(yaml: YamlFile, path: YamlPath, items: unknown[], opts: Pa
       problems.push(yaml.problem(at, p))
       return
     }
-    if (opts.directoryUsers && !opts.directoryUsers.includes(item)) {
-      problems.push(yaml.problem(at, `user "${item}" is not in the cluster's directory; ${suggestion(item, opts.directoryUsers)}add them with \`citc add-user\` first, or remove them here`))
+    if (directory && !directory.has(item)) {
+      problems.push(yaml.problem(at, `user "${item}" is not in the cluster's directory; ${suggestion(item, opts.directoryUsers ?? [])}add them with \`citc add-user\` first, or remove them here`))
       return
     }
-    if (out.includes(item)) {
+    if (seen.has(item)) {
       problems.push(yaml.problem(at, `"${item}" is listed twice; remove one`))
       return
     }
+    seen.add(item)
     out.push(item)
   })
   return out
+}
+
+/** The directory as a set, built once per options object (10,000 users × 1,000 accounts stays linear). */
+const directories = new WeakMap<ParseAccountsOptions, Set<string>>()
+function directorySet(opts: ParseAccountsOptions): Set<string> | undefined {
+  if (!opts.directoryUsers) return undefined
+  let set = directories.get(opts)
+  if (!set) directories.set(opts, (set = new Set(opts.directoryUsers)))
+  return set
 }
 
 const wholeNumber = (v: unknown, key: string): number | string =>
@@ -249,6 +261,8 @@ function readUsers(yaml: YamlFile, accounts: AccountSpec[], problems: InputProbl
   const out: Record<string, string> = {}
   const users = (yaml.value as {users?: unknown}).users
   if (!isPlainObject(users)) return out
+  const accountsOf = new Map<string, string[]>()
+  for (const a of accounts) for (const u of a.users) (accountsOf.get(u) ?? accountsOf.set(u, []).get(u)!).push(a.name)
   for (const name of keysOf(yaml.node(['users']))) {
     const path: YamlPath = ['users', name]
     const p = userNameProblem(name)
@@ -256,7 +270,7 @@ function readUsers(yaml: YamlFile, accounts: AccountSpec[], problems: InputProbl
       problems.push(yaml.problem(path, p))
       continue
     }
-    const memberOf = accounts.filter((a) => a.users.includes(name)).map((a) => a.name)
+    const memberOf = accountsOf.get(name) ?? []
     if (memberOf.length === 0) {
       problems.push(yaml.problem(path, `user "${name}" is not in any account's users; add them to an account, or remove this entry`))
       continue

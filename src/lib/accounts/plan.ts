@@ -141,8 +141,9 @@ interface PruneResult {
 function prunePlan(desired: AccountsFile, current: AccountingState, opts: PlanOptions): PruneResult {
   const declared = new Map<string, AccountSpec>(desired.accounts.map((a) => [a.name, a]))
   const keep = new Set([ROOT_ACCOUNT, ...(opts.clusterDefaultAccount ? [opts.clusterDefaultAccount] : [])])
-  const running = opts.runningJobs ?? []
-  const busyUsers = (account: string) => [...new Set(running.filter((j) => j.account === account).map((j) => j.user))].sort(byName)
+  const busy = new Map<string, Set<string>>()
+  for (const j of opts.runningJobs ?? []) (busy.get(j.account) ?? busy.set(j.account, new Set()).get(j.account)!).add(j.user)
+  const busyUsers = (account: string) => [...(busy.get(account) ?? [])].sort(byName)
   const refused: Refusal[] = []
 
   // The tree once adds and moves are done: declared accounts under their new parents.
@@ -155,34 +156,40 @@ function prunePlan(desired: AccountsFile, current: AccountingState, opts: PlanOp
   }
 
   // A user leaves an account when the file's account does not list them, or the account goes.
-  const candidates = current.accounts.filter((a) => !declared.has(a.name) && !keep.has(a.name)).sort((a, b) => depth(b.name) - depth(a.name) || byName(a.name, b.name))
+  const depths = new Map(current.accounts.map((a) => [a.name, depth(a.name)]))
+  const candidates = current.accounts
+    .filter((a) => !declared.has(a.name) && !keep.has(a.name))
+    .sort((a, b) => (depths.get(b.name) ?? 0) - (depths.get(a.name) ?? 0) || byName(a.name, b.name))
   const userRefused = new Map<string, string>()
   const userCandidates: {user: string; account: string}[] = []
   const consider = (account: string, user: string) => {
     const key = `${account}\u0000${user}`
     let reason: string | undefined
     if (!isSafeAccountName(account) || !isSafeUserName(user)) reason = `the name is not safe to pass to sacctmgr; remove it by hand if it must go`
-    else if (running.some((j) => j.account === account && j.user === user)) reason = `${user} has running jobs in ${account}`
+    else if (busy.get(account)?.has(user)) reason = `${user} has running jobs in ${account}`
     if (reason) userRefused.set(key, reason)
     userCandidates.push({user, account})
   }
   for (const a of current.accounts) {
     const spec = declared.get(a.name)
-    if (spec) for (const u of a.users) if (!spec.users.includes(u)) consider(a.name, u)
+    const listed = new Set(spec?.users)
+    if (spec) for (const u of a.users) if (!listed.has(u)) consider(a.name, u)
   }
   for (const a of candidates) for (const u of a.users) consider(a.name, u)
 
   // Accounts children first: a kept child (declared, protected or refused) keeps its parent.
+  const childrenOf = new Map<string, string[]>()
+  for (const [c, p] of parentAfter) (childrenOf.get(p) ?? childrenOf.set(p, []).get(p)!).push(c)
   const removed = new Set<string>()
   const kept = new Set<string>()
   for (const a of candidates) {
-    const busy = busyUsers(a.name)
-    const children = [...parentAfter].filter(([, p]) => p === a.name).map(([c]) => c)
+    const running = busyUsers(a.name)
+    const children = childrenOf.get(a.name) ?? []
     const stayingChild = children.find((c) => !removed.has(c))
     const stuckUser = a.users.find((u) => userRefused.has(`${a.name}\u0000${u}`))
     let reason: string | undefined
     if (!isSafeAccountName(a.name)) reason = 'its name is not safe to pass to sacctmgr; remove it by hand if it must go'
-    else if (busy.length > 0) reason = `it has running jobs (${busy.join(', ')})`
+    else if (running.length > 0) reason = `it has running jobs (${running.join(', ')})`
     else if (stayingChild !== undefined) reason = `its sub-account ${stayingChild} stays`
     else if (stuckUser !== undefined) reason = `user ${stuckUser} stays (${userRefused.get(`${a.name}\u0000${stuckUser}`)})`
     if (reason) {
