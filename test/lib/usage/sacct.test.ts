@@ -70,8 +70,8 @@ describe('parseAllocTres', () => {
   })
 
   it('uses the untyped GPU total and never adds the typed ones to it', () => {
-    expect(parseAllocTres('cpu=8,gres/gpu:a100=2,gres/gpu=2,mem=16G,node=1').gpus).toBe(2)
-    expect(parseAllocTres('cpu=8,gres/gpu:a100=2,gres/gpu:t4=1,mem=16G,node=2').gpus).toBe(3)
+    expect(parseAllocTres('cpu=8,gres/gpu:a100=2,gres/gpu=2,mem=16G,node=1')).toMatchObject({gpus: 2})
+    expect(parseAllocTres('cpu=8,gres/gpu:a100=2,gres/gpu:t4=1,mem=16G,node=2')).toMatchObject({gpus: 3})
   })
 
   it('ignores the other TRES and defaults what is missing to 0', () => {
