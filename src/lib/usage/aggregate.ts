@@ -83,35 +83,61 @@ interface Acc {
   cpu: number
   gpu: number
   memMB: number
-  shapeNodeSeconds: Map<string, number>
+  /** Node-seconds by shape number (see Shapes): an array, not a map, on the hot path. */
+  nodeSeconds: number[]
   /** Index of the last job counted in `jobs`, so a job touching a row twice counts once. */
   lastJob: number
 }
 
-const newAcc = (): Acc => ({jobs: 0, running: 0, cpu: 0, gpu: 0, memMB: 0, shapeNodeSeconds: new Map(), lastJob: -1})
+const newAcc = (): Acc => ({jobs: 0, running: 0, cpu: 0, gpu: 0, memMB: 0, nodeSeconds: [], lastJob: -1})
 
-/** [shape, nodes of that shape] of a job: from its node list, cached (many jobs share one list). */
-type Split = readonly (readonly [string, number])[]
+/** Shape names numbered in the order first met (the report sorts them by name at the end). */
+class Shapes {
+  readonly names: string[] = []
+  private readonly ids = new Map<string, number>()
+  id(name: string): number {
+    let id = this.ids.get(name)
+    if (id === undefined) {
+      id = this.names.push(name) - 1
+      this.ids.set(name, id)
+    }
+    return id
+  }
+}
 
-function splitter(nodeShapes: ReadonlyMap<string, string>): (job: SacctJob) => Split {
+/** The nodes of a job by shape: shape numbers and how many nodes of each, and their sum. */
+interface Split {
+  shapes: number[]
+  counts: number[]
+  nodes: number
+}
+
+/** A job's Split from its node list, cached (many jobs share one list). */
+function splitter(nodeShapes: ReadonlyMap<string, string>, shapes: Shapes): (job: SacctJob) => Split {
   const cache = new Map<string, Split>()
+  const unknown = (nodes: number): Split => ({shapes: [shapes.id(UNKNOWN_SHAPE)], counts: [nodes], nodes})
   return (job) => {
-    if (job.nodeList === '') return [[UNKNOWN_SHAPE, job.nodes]]
+    if (job.nodeList === '') return unknown(job.nodes)
     const hit = cache.get(job.nodeList)
     if (hit) return hit
-    const counts = new Map<string, number>()
     let names: string[]
-    try {
-      names = expandHostlist(job.nodeList)
-    } catch {
-      names = []
+    // Most jobs run on one node, whose list is its name: no need to parse it.
+    if (!job.nodeList.includes('[') && !job.nodeList.includes(',')) {
+      names = [job.nodeList]
+    } else {
+      try {
+        names = expandHostlist(job.nodeList)
+      } catch {
+        names = []
+      }
     }
+    const counts = new Map<number, number>()
     for (const name of names) {
-      const shape = nodeShapes.get(name) ?? UNKNOWN_SHAPE
-      counts.set(shape, (counts.get(shape) ?? 0) + 1)
+      const id = shapes.id(nodeShapes.get(name) ?? UNKNOWN_SHAPE)
+      counts.set(id, (counts.get(id) ?? 0) + 1)
     }
     // Not a list Slurm would print: the job's node count, on a shape nobody knows.
-    const split: Split = names.length === 0 ? [[UNKNOWN_SHAPE, job.nodes]] : [...counts].sort((a, b) => cmp(a[0], b[0]))
+    const split = names.length === 0 ? unknown(job.nodes) : {shapes: [...counts.keys()], counts: [...counts.values()], nodes: names.length}
     cache.set(job.nodeList, split)
     return split
   }
@@ -135,15 +161,19 @@ export function aggregateUsage(jobs: readonly SacctJob[], opts: AggregateOptions
   if (!(since < until)) throw new RangeError(`usage window must have since < until (got ${since} .. ${until})`)
   const rows = new Map<string, Acc>()
   const totals = newAcc()
-  const splitOf = splitter(opts.nodeShapes)
+  const shapes = new Shapes()
+  const splitOf = splitter(opts.nodeShapes, shapes)
   const row = (key: string) => {
     let acc = rows.get(key)
     if (!acc) rows.set(key, (acc = newAcc()))
     return acc
   }
 
-  /** Add `seconds` of job i to a row: `share` of its CPUs, GPUs and memory, the nodes in `split`. */
-  const add = (acc: Acc, i: number, job: SacctJob, seconds: number, share: number, split: Split) => {
+  /**
+   * Add `seconds` of job i to a row: `share` of its CPUs, GPUs and memory, and the nodes of its
+   * split (only those of split.shapes[only] when `only` is given).
+   */
+  const add = (acc: Acc, i: number, job: SacctJob, seconds: number, share: number, split: Split, only = -1) => {
     if (acc.lastJob !== i) {
       acc.lastJob = i
       acc.jobs++
@@ -153,10 +183,14 @@ export function aggregateUsage(jobs: readonly SacctJob[], opts: AggregateOptions
     acc.cpu += job.cpus * s
     acc.gpu += job.gpus * s
     acc.memMB += job.memMB * s
-    for (const [shape, n] of split) acc.shapeNodeSeconds.set(shape, (acc.shapeNodeSeconds.get(shape) ?? 0) + n * seconds)
+    for (let k = only < 0 ? 0 : only; k < (only < 0 ? split.shapes.length : only + 1); k++) {
+      const id = split.shapes[k]
+      acc.nodeSeconds[id] = (acc.nodeSeconds[id] ?? 0) + split.counts[k] * seconds
+    }
   }
 
-  for (const [i, job] of jobs.entries()) {
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]
     const end = Math.max(job.start, job.end ?? now)
     if (job.start >= until || end < since) continue
     // Ended exactly as the window begins: that job belongs to the window before.
@@ -170,8 +204,10 @@ export function aggregateUsage(jobs: readonly SacctJob[], opts: AggregateOptions
       const name = by === 'account' ? job.account : job.user
       add(row(name === '' ? NO_NAME : name), i, job, to - from, 1, split)
     } else if (by === 'shape') {
-      const nodes = split.reduce((sum, [, n]) => sum + n, 0)
-      for (const part of split) add(row(part[0]), i, job, to - from, nodes === 0 ? 1 / split.length : part[1] / nodes, [part])
+      for (let k = 0; k < split.shapes.length; k++) {
+        const share = split.nodes === 0 ? 1 / split.shapes.length : split.counts[k] / split.nodes
+        add(row(shapes.names[split.shapes[k]]), i, job, to - from, share, split, k)
+      }
     } else {
       // One piece per UTC day; a job of no length still lands on its start day.
       let t = from
@@ -184,7 +220,7 @@ export function aggregateUsage(jobs: readonly SacctJob[], opts: AggregateOptions
     }
   }
 
-  const finish = (key: string, acc: Acc) => toRow(key, acc, opts.prices)
+  const finish = (key: string, acc: Acc) => toRow(key, acc, shapes.names, opts.prices)
   const total = finish('total', totals)
   return {
     by,
@@ -200,14 +236,16 @@ export function aggregateUsage(jobs: readonly SacctJob[], opts: AggregateOptions
 const hours = (seconds: number) => Math.round((seconds / 3600) * 1e6) / 1e6
 const round6 = (v: number) => Math.round(v * 1e6) / 1e6
 
-function toRow(key: string, acc: Acc, prices: ReadonlyMap<string, number> | undefined): UsageRow {
+function toRow(key: string, acc: Acc, shapeNames: readonly string[], prices: ReadonlyMap<string, number> | undefined): UsageRow {
   const shapes: Record<string, number> = {}
   let nodeSeconds = 0
   let cost = 0
   let priced = false
   let unpriced = 0
-  for (const shape of [...acc.shapeNodeSeconds.keys()].sort(cmp)) {
-    const s = acc.shapeNodeSeconds.get(shape) as number
+  const ids = [...acc.nodeSeconds.keys()].filter((id) => acc.nodeSeconds[id] !== undefined)
+  for (const id of ids.sort((a, b) => cmp(shapeNames[a], shapeNames[b]))) {
+    const shape = shapeNames[id]
+    const s = acc.nodeSeconds[id]
     shapes[shape] = hours(s)
     nodeSeconds += s
     const price = prices?.get(shape)

@@ -41,8 +41,13 @@ describe('sacctArgv', () => {
 describe('parseSacctTime', () => {
   it('reads UTC times and nothing else', () => {
     expect(parseSacctTime('1970-01-01T00:01:00')).toBe(60)
-    for (const bad of ['Unknown', 'None', '', '2026-11-01 00:00:00', '2026-11-01T00:00', '2026-1a-01T00:00:00', '2026-11-01T00:00:00Z']) {
-      expect(parseSacctTime(bad), bad).toBeUndefined()
+    expect(parseSacctTime('2028-02-29T23:59:59')).toBe(Date.UTC(2028, 1, 29, 23, 59, 59) / 1000)
+    const bad = ['Unknown', 'None', '', '2026-11-01 00:00:00', '2026-11-01T00:00', '2026-1a-01T00:00:00', '2026-11-01T00:00:00Z']
+    // Dates and times that do not exist, which Date.UTC would roll over.
+    bad.push('2026-02-29T00:00:00', '2026-04-31T00:00:00', '2026-13-01T00:00:00', '2026-00-10T00:00:00', '2026-11-00T00:00:00')
+    bad.push('2026-11-01T24:00:00', '2026-11-01T00:60:00', '2026-11-01T00:00:60', '2026-11-01T0x:00:00')
+    for (const text of bad) {
+      expect(parseSacctTime(text), text).toBeUndefined()
     }
   })
 })
