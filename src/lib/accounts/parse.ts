@@ -4,10 +4,10 @@
 // can reach sacctmgr: names are checked against its argument syntax (names.ts).
 import {isMap, type Node as YamlNode} from 'yaml'
 
-import {byPosition, didYouMean, keyText, parseYamlDocument, type YamlFile, type YamlPath, zodProblems} from '../config/yaml.js'
+import {byPosition, didYouMean, keyText, parseYamlDocument, showValue as show, type YamlFile, type YamlPath, zodProblems} from '../config/yaml.js'
 import {InvalidInputError, type InputProblem} from '../errors.js'
 import {accountNameProblem, DEFAULT_TRES, qosNameProblem, textProblem, TRES_NAME, userNameProblem} from './names.js'
-import {accountSchema, keysAt, limitsSchema, show, topSchema, userSchema} from './schema.js'
+import {accountSchema, keysAt, limitsSchema, topSchema, userSchema} from './schema.js'
 import {type AccountLimits, type AccountsFile, type AccountSpec, ROOT_ACCOUNT} from './types.js'
 import {MAX_COUNT, parseMinutes, parseTresAmount} from './values.js'
 

@@ -20,7 +20,7 @@
 //     bob: {defaultAccount: physics-lab}        # else: the current default if still one of bob's, else the first listing bob
 import {z} from 'zod'
 
-import type {YamlPath} from '../config/yaml.js'
+import {showValue as show, type YamlPath} from '../config/yaml.js'
 
 export const TOP_KEYS = ['accounts', 'users'] as const
 export const ACCOUNT_KEYS = ['description', 'organisation', 'parent', 'limits', 'users'] as const
@@ -28,14 +28,6 @@ export const LIMIT_KEYS = ['GrpTRESMins', 'GrpTRES', 'MaxJobs', 'MaxSubmitJobs',
 export const USER_KEYS = ['defaultAccount'] as const
 
 export type LimitKey = (typeof LIMIT_KEYS)[number]
-
-export const show = (v: unknown): string => {
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (v === null || v === undefined) return 'nothing'
-  if (Array.isArray(v)) return 'a list'
-  if (typeof v === 'object') return 'a map'
-  return String(v)
-}
 
 const text = (what: string) => z.string({error: (iss) => `${what} must be text, not ${show(iss.input)}`})
 const list = (what: string, example: string) => z.array(z.unknown(), {error: (iss) => `${what} must be a list such as ${example}, not ${show(iss.input)}`})

@@ -14,7 +14,7 @@ import {providerModule} from '../providers/registry.js'
 import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
-import {byPosition, didYouMean, keyText, parseYamlDocument, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
+import {byPosition, didYouMean, keyText, parseYamlDocument, showValue as show, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
 import {DEFAULT_PARTITION, MAX_COUNT, MAX_WEIGHT} from '../slurm/nodes.js'
 
 export interface ParseLimitsOptions {
@@ -42,14 +42,6 @@ const ORACLE_ADS = [1, 2, 3] as const
 const SLURM_NAME = /^[A-Za-z0-9_.-]+$/
 const SLURM_KEY = /^[A-Za-z][A-Za-z0-9]*$/
 const GPU_MODEL = /^[a-z0-9_]+$/
-
-const show = (v: unknown): string => {
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (v === null || v === undefined) return 'nothing'
-  if (Array.isArray(v)) return 'a list'
-  if (typeof v === 'object') return 'a map'
-  return String(v)
-}
 
 const slurmName = (what: 'partition' | 'feature') =>
   z.string({error: (iss) => `a ${what} name must be text, not ${show(iss.input)}`}).regex(SLURM_NAME, {

@@ -267,3 +267,12 @@ export function didYouMean(word: string, candidates: readonly string[], max = 2)
     .slice(0, max)
     .map((x) => x.c)
 }
+
+/** A value as a problem names it: text quoted, a list, a map, nothing, or the number/boolean as written. */
+export function showValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (v === null || v === undefined) return 'nothing'
+  if (Array.isArray(v)) return 'a list'
+  if (typeof v === 'object') return 'a map'
+  return String(v)
+}

@@ -12,7 +12,7 @@ import {isMap, isScalar} from 'yaml'
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
-import {byPosition, keyText, parseYamlDocument, type YamlPath, zodProblems} from '../config/yaml.js'
+import {byPosition, keyText, parseYamlDocument, showValue as show, type YamlPath, zodProblems} from '../config/yaml.js'
 
 export interface Prices {
   /** ISO 4217 code, e.g. USD. */
@@ -27,14 +27,6 @@ const SHAPE_NAME = /^[A-Za-z0-9_.-]+$/
 const CURRENCY = /^[A-Z]{3}$/
 /** More than any machine costs per hour: a price above it is a typo (cents, or a monthly price). */
 export const MAX_PRICE = 10_000
-
-const show = (v: unknown): string => {
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (v === null || v === undefined) return 'nothing'
-  if (Array.isArray(v)) return 'a list'
-  if (typeof v === 'object') return 'a map'
-  return String(v)
-}
 
 const topSchema = z.strictObject(
   {
