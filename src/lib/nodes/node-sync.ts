@@ -65,11 +65,6 @@ function readState(file: string): SyncStateFile | undefined {
   }
 }
 
-/** The last run's heartbeat (epoch ms), for `citc status`; undefined when none ran. */
-export function lastSyncRun(stateDir = SYNC_STATE_DIR): number | undefined {
-  return readState(join(stateDir, 'state.json'))?.lastRun
-}
-
 /** One run at a time: a pid lock file; one left by a dead run is taken over. */
 function lock(stateDir: string): (() => void) | undefined {
   const file = join(stateDir, 'lock')
