@@ -94,7 +94,9 @@ beforeAll(async () => {
   // The directory user's SSH key (citc add-user checks it with a real parser).
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'alice@e2e', '-f', join(work, 'alice')])
   writeFileSync(LIMITS, '# the e2e cluster: four small nodes\nlocal.small: 4\n')
-})
+  // The lock may be held by another whole-cluster test for minutes (the cloud e2e takes ~4): wait as
+  // long as the lock itself does.
+}, 60 * 60_000)
 
 afterAll(async () => {
   blocker?.close()
