@@ -6,10 +6,10 @@
 // ClientToken (the same token again = the same instance), and can meter mutating calls with a token
 // bucket answering RequestLimitExceeded. Faults are scripted; every request is recorded.
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo} from 'node:net'
 
 import {type FakeImds, startFakeImds} from './imds.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
+import {listenOnLoopback} from './listen.js'
 
 /** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; notes §3.1). */
 export const EC2_ERROR_STATUS: Record<string, number> = {
@@ -299,14 +299,10 @@ export async function startFakeEc2(options: FakeEc2Options = {}): Promise<FakeEc
         })
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const {port} = server.address() as AddressInfo
+  const url = await listenOnLoopback(server)
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     metadataUrl: imds.url,
     instances,
     requests,

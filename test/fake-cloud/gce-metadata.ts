@@ -5,7 +5,7 @@
 // Like the real server it answers only requests carrying `Metadata-Flavor: Google` and marks every
 // answer with the same header (the library rejects answers without it). Listens on 127.0.0.1 only.
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import {listenOnLoopback} from './listen.js'
 
 export interface FakeMetadata {
   /** http://127.0.0.1:PORT (what cluster.json's endpoints.metadata is set to in tests). */
@@ -62,13 +62,9 @@ export async function startFakeMetadata(options: FakeMetadataOptions = {}): Prom
   }
 
   const server = createServer(handle)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
-  const {port} = server.address() as AddressInfo
+  const url = await listenOnLoopback(server)
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     tokens,
     requests,
     close: () =>

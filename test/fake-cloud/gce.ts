@@ -14,10 +14,10 @@
 // finished operation (with `status` as httpErrorStatusCode). Listens on 127.0.0.1 only.
 import {randomBytes} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo} from 'node:net'
 
 import type {FakeMetadata} from './gce-metadata.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
+import {listenOnLoopback} from './listen.js'
 
 export interface GceInstance extends FakeInstance {
   project: string
@@ -321,11 +321,7 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
       res.end(JSON.stringify({error: {code: 500, message: String(error), errors: [{reason: 'internalError', message: String(error)}], status: 'INTERNAL'}}))
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  base = await listenOnLoopback(server)
 
   const fake: FakeGce = {
     url: base,

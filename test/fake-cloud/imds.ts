@@ -5,9 +5,9 @@
 // server's URL, so tests exercise the production chain with no keys anywhere. Listens on 127.0.0.1.
 import {randomUUID} from 'node:crypto'
 import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 
 import type {RecordedRequest} from './types.js'
+import {listenOnLoopback} from './listen.js'
 
 export interface FakeImdsCredentials {
   role: string
@@ -80,13 +80,9 @@ export async function startFakeImds(requests: RecordedRequest[], credentials = F
       return answer(404, '')
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const {port} = server.address() as AddressInfo
+  const url = await listenOnLoopback(server)
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     credentials,
     close: () =>
       new Promise<void>((resolve) => {

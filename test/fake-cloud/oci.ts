@@ -10,10 +10,10 @@
 // every request is recorded. In-memory, closed by close().
 import {generateKeyPairSync} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo} from 'node:net'
 
 import {FakeAuthService, makeInstanceIdentity, signatureProblem, type InstanceIdentity} from './oci-identity.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
+import {listenOnLoopback} from './listen.js'
 
 export const FAKE_OCI = {
   tenancy: 'ocid1.tenancy.oc1..aaaafaketenancy',
@@ -243,8 +243,7 @@ export async function startFakeOci(options: Options = {}): Promise<FakeOci> {
         })
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const url = await listenOnLoopback(server)
 
   return {
     url,
