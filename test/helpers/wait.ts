@@ -2,11 +2,7 @@
 import {sleep} from '../../src/lib/proc.js'
 
 export async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000, stepMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(stepMs)
-  }
+  return waitForAsync(what, async () => cond(), timeoutMs, stepMs)
 }
 
 /** waitFor with an async condition (one that runs a child process without blocking this process's servers). */
