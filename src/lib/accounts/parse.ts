@@ -14,8 +14,8 @@ import {MAX_COUNT, parseMinutes, parseTresAmount} from './values.js'
 export interface ParseAccountsOptions {
   /** Label used in messages, e.g. "accounts.yaml". */
   file: string
-  /** The cluster's TRES (`sacctmgr show tres`, as type/name); default DEFAULT_TRES. */
-  tres?: readonly string[]
+  /** The cluster's TRES (`sacctmgr show tres`, as type/name); default DEFAULT_TRES; null: any well-formed name (a check before the cluster is asked). */
+  tres?: readonly string[] | null
   /** The cluster's QOS names; undefined: not checked here (sacctmgr refuses an unknown one). */
   qos?: readonly string[]
   /** Login names in the cluster's directory; undefined: not checked. */
@@ -152,7 +152,7 @@ function readLimits(yaml: YamlFile, path: YamlPath, plain: Record<string, unknow
   const checked = limitsSchema.safeParse(plain)
   if (!checked.success) problems.push(...zodProblems(checked.error.issues, yaml, {prefix: path, keysAt}))
   const limits: AccountLimits = {}
-  const tres = opts.tres ?? DEFAULT_TRES
+  const tres = opts.tres === undefined ? DEFAULT_TRES : opts.tres
 
   for (const key of ['GrpTRESMins', 'GrpTRES'] as const) {
     const v = plain[key]
@@ -160,8 +160,9 @@ function readLimits(yaml: YamlFile, path: YamlPath, plain: Record<string, unknow
     const amounts: Record<string, number> = {}
     for (const name of keysOf(yaml.node([...path, key]))) {
       const at: YamlPath = [...path, key, name]
-      if (!TRES_NAME.test(name) || !tres.includes(name)) {
-        problems.push(yaml.problem(at, `unknown TRES "${name}"; ${suggestion(name, tres)}this cluster has ${tres.join(', ')}`))
+      if (!TRES_NAME.test(name) || (tres !== null && !tres.includes(name))) {
+        const known = tres ?? DEFAULT_TRES
+        problems.push(yaml.problem(at, `unknown TRES "${name}"; ${suggestion(name, known)}this cluster has ${known.join(', ')}`))
         continue
       }
       const amount = tresAmount(name, v[name])

@@ -192,7 +192,11 @@ export function renderBase(b: BaseInput): string {
   ]
   if (b.accounting) {
     lines.push('AccountingStorageType=accounting_storage/slurmdbd', `AccountingStorageHost=${b.controllerHost}`)
-    lines.push('AccountingStorageEnforce=associations')
+    // limits: accounts' limits (citc accounts apply) hold; qos: so do QOS limits. GrpTRESMins is
+    // counted by the multifactor plugin only; with no decay and no reset it is a budget, used up by
+    // every job until an admin raises it (PriorityCalcPeriod: usage counted each minute, not each 5).
+    lines.push('AccountingStorageEnforce=associations,limits,qos')
+    lines.push('PriorityType=priority/multifactor', 'PriorityDecayHalfLife=0', 'PriorityUsageResetPeriod=NONE', 'PriorityCalcPeriod=1')
   }
   return lines.join('\n') + '\n'
 }

@@ -17,7 +17,8 @@ export class Accounting {
     return this.confPath ? ['env', `SLURM_CONF=${this.confPath}`, 'sacctmgr', ...args] : ['sacctmgr', ...args]
   }
 
-  private async sacctmgr(args: string[], signal?: AbortSignal): Promise<RunResult> {
+  /** Run `sacctmgr ARGS`; a non-zero exit is a remote error naming the command and its last lines. */
+  async sacctmgr(args: string[], signal?: AbortSignal): Promise<RunResult> {
     const argv = this.argv(args)
     const r = await this.transport.run(argv, {timeoutMs: SACCTMGR_TIMEOUT_MS, signal})
     if (r.exitCode !== 0) {
@@ -31,7 +32,7 @@ export class Accounting {
   }
 
   /** Rows of `sacctmgr -n -P show …` split on "|". */
-  private async show(args: string[], signal?: AbortSignal): Promise<string[][]> {
+  async show(args: string[], signal?: AbortSignal): Promise<string[][]> {
     const r = await this.sacctmgr(['-n', '-P', 'show', ...args], signal)
     return r.stdout
       .split('\n')

@@ -1,0 +1,168 @@
+// `citc accounts apply`: accounts.yaml → slurmdbd, like finish does limits.yaml → slurm.conf. Under the
+// cluster's lock: read what the cluster has (accounts, TRES, QOS, directory users, active jobs), check
+// the file against it (every problem at file:line:col, exit 3, nothing changed), plan (plan.ts), show
+// the plan, confirm, apply with sacctmgr (slurmdbd.ts), then read everything again and plan once more:
+// the plan must come out empty, or the apply failed. An interrupted apply leaves the operations done so
+// far; running apply again finishes the rest (a plan is always from what slurmdbd has now).
+import {readFileSync} from 'node:fs'
+
+import {readManagementContract} from '../../cluster/management-contract.js'
+import {clusterRegistry} from '../../cluster/registry.js'
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {CitcError, InvalidInputError, remoteError} from '../../errors.js'
+import {confirmOrRefuse, type Io} from '../../io.js'
+import {connectCluster} from '../../transport/connect.js'
+import {withLog} from '../../transport/logged.js'
+import type {Transport} from '../../transport/types.js'
+import {Directory, readLdapConfig} from '../../users/directory.js'
+import type {AccountOp, AccountsPlan} from '../../accounts/ops.js'
+import {parseAccounts} from '../../accounts/parse.js'
+import {planAccounts} from '../../accounts/plan.js'
+import {opLine, planText, refusalLine} from '../../accounts/render.js'
+import {AccountsStore} from '../../accounts/slurmdbd.js'
+import type {AccountingState, AccountsFile} from '../../accounts/types.js'
+import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
+
+export interface AccountsApplyInput {
+  cluster?: string
+  file: string
+  /** Remove accounts and users (from accounts) that the file does not declare. */
+  prune: boolean
+  /** Show the plan, change nothing. */
+  dryRun: boolean
+  wait: boolean
+}
+
+export interface AccountsApplyResult {
+  cluster: string
+  file: string
+  changed: boolean
+  plan: {ops: (AccountOp & {line: string})[]; refused: {kind: string; account: string; user?: string; reason: string; line: string}[]}
+  applied: boolean
+  /** Why the file's limits would not hold on this cluster (slurm.conf settings missing). */
+  warnings: string[]
+  logFile: string
+}
+
+/** The file's text, or an input error saying where. Read before any connection: a typo costs nothing. */
+export function readAccountsFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new InvalidInputError([{where: file, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}], 'pass the accounts file with --file (see examples/accounts.yaml)')
+  }
+}
+
+interface ApplyContext extends WorkflowContext {
+  record: ClusterRecord
+  transport: Transport
+  input: AccountsApplyInput
+  text: string
+  store?: AccountsStore
+  defaultAccount?: string
+  desired?: AccountsFile
+  state?: AccountingState
+  plan?: AccountsPlan
+}
+
+/** What the plan needs from the cluster, read at once; the file checked against it. */
+async function readAndPlan(ctx: ApplyContext): Promise<AccountsPlan> {
+  const t = ctx.transport
+  const store = ctx.store!
+  const dir = new Directory(t, await readLdapConfig(t))
+  const [state, tres, qos, people, active] = await Promise.all([
+    store.state(ctx.signal),
+    store.tres(ctx.signal),
+    store.qos(ctx.signal),
+    dir.listUsers(ctx.signal),
+    store.jobs(ctx.signal),
+  ])
+  ctx.state = state
+  ctx.desired = parseAccounts(ctx.text, {file: ctx.input.file, tres, qos, directoryUsers: people.map((p) => p.username)})
+  return planAccounts(ctx.desired, state, {prune: ctx.input.prune, clusterDefaultAccount: ctx.defaultAccount, runningJobs: active})
+}
+
+const connect: Step<ApplyContext> = {
+  title: (ctx) => `Read the accounts of ${ctx.record.name} (${ctx.transport.description})`,
+  run: async (ctx, task) => {
+    const contract = await readManagementContract(ctx.transport)
+    ctx.store = await AccountsStore.open(ctx.transport, contract.confPath)
+    ctx.defaultAccount = contract.name.toLowerCase()
+    ctx.plan = await readAndPlan(ctx)
+    const n = ctx.state!.accounts.length - 1
+    task.title = `Read the accounts of ${ctx.record.name}: ${n} account${n === 1 ? '' : 's'}, ${Object.keys(ctx.state!.defaultAccounts).length} users`
+  },
+}
+
+const apply: Step<ApplyContext> = {
+  title: (ctx) => `Apply ${ctx.plan!.ops.length} change${ctx.plan!.ops.length === 1 ? '' : 's'} with sacctmgr`,
+  run: async (ctx, task) => {
+    const total = ctx.plan!.ops.length
+    await ctx.store!.apply(
+      ctx.plan!.ops,
+      (n, op) => {
+        task.output = `${n}/${total}: ${opLine(op)}`
+      },
+      ctx.signal,
+    )
+  },
+}
+
+const verify: Step<ApplyContext> = {
+  title: 'Verify: plan again from what slurmdbd has now',
+  run: async (ctx) => {
+    const again = await readAndPlan(ctx)
+    if (again.ops.length > 0) {
+      throw remoteError(`slurmdbd does not hold what the file declares after the apply; still to do:\n${again.ops.map((op) => `  ${opLine(op)}`).join('\n')}`, {
+        hint: 'run the same command again; if the same lines remain, run them by hand with sacctmgr to see its message',
+      })
+    }
+  },
+}
+
+function planDocument(plan: AccountsPlan): AccountsApplyResult['plan'] {
+  return {ops: plan.ops.map((op) => ({...op, line: opLine(op)})), refused: plan.refused.map((r) => ({...r, line: refusalLine(r)}))}
+}
+
+export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDir: string): Promise<AccountsApplyResult> {
+  const registry = clusterRegistry(dataDir)
+  const name = registry.resolveName(input.cluster)
+  const record = registry.get(name)
+  const text = readAccountsFile(input.file)
+  // The file's own syntax and structure, before a connection (the cluster's TRES, QOS and users are
+  // checked once they are read).
+  parseAccounts(text, {file: input.file, tres: null})
+
+  return clusterWorkflow(
+    {
+      paths: registry.paths(name),
+      command: 'citc accounts apply',
+      renderer: io.renderer,
+      lock: {wait: input.wait, timeoutMs: 30 * 60_000},
+      rewrap: (error, {logFile}) =>
+        error.kind === 'invalidInput' ? error : new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile('accounts')}`, details: error.details, cause: error}),
+    },
+    async (wf) => {
+      const logFile = wf.logFile('accounts')
+      const transport = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
+      wf.cleanup(() => transport.close())
+      const ctx: ApplyContext = {...wf.context, record, transport, input, text}
+      await wf.steps([connect], ctx)
+      const plan = ctx.plan!
+      const hasLimits = ctx.desired!.accounts.some((a) => Object.keys(a.limits).length > 0)
+      const warnings = hasLimits ? ctx.store!.enforcementGaps().map((g) => `slurm.conf lacks ${g}: the limits are stored, but slurmctld does not enforce them`) : []
+      for (const w of warnings) io.note(`warning: ${w}. Add it to ${ctx.store!.confPath} (outside the STARTNODES block) and restart slurmctld.`)
+      const doc: AccountsApplyResult = {cluster: name, file: input.file, changed: plan.ops.length > 0, plan: planDocument(plan), applied: false, warnings, logFile}
+      if (!io.json) io.log(planText(plan).trimEnd())
+      if (plan.ops.length === 0 || input.dryRun) return doc
+      return wf.guard(async () => {
+        await confirmOrRefuse(io, `Apply ${plan.ops.length} change${plan.ops.length === 1 ? '' : 's'} to the accounts of ${name}?`)
+        wf.signal.throwIfAborted()
+        await wf.steps([apply, verify], ctx)
+        io.note(`Applied ${plan.ops.length} change${plan.ops.length === 1 ? '' : 's'}; slurmdbd now matches ${input.file}. Full log: ${logFile}`)
+        return {...doc, applied: true}
+      })
+    },
+  )
+}
