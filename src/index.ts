@@ -1,4 +1,6 @@
 // The explicit command map: every command citc registers. Only commands that work are listed.
+import Accounts from './commands/accounts/index.js'
+import AccountsApply from './commands/accounts/apply.js'
 import AddUser from './commands/add-user.js'
 import ClusterAdd from './commands/cluster/add.js'
 import ClusterList from './commands/cluster/list.js'
@@ -18,6 +20,8 @@ import Status from './commands/status.js'
 import Users from './commands/users.js'
 
 export const commands = {
+  accounts: Accounts,
+  'accounts:apply': AccountsApply,
   'add-user': AddUser,
   'cluster:add': ClusterAdd,
   'cluster:list': ClusterList,

@@ -197,6 +197,9 @@ export function renderBase(b: BaseInput): string {
     // every job until an admin raises it (PriorityCalcPeriod: usage counted each minute, not each 5).
     lines.push('AccountingStorageEnforce=associations,limits,qos')
     lines.push('PriorityType=priority/multifactor', 'PriorityDecayHalfLife=0', 'PriorityUsageResetPeriod=NONE', 'PriorityCalcPeriod=1')
+    // GPUs are a TRES of every cluster's accounting (GPU-hours in `citc usage`, gres/gpu limits),
+    // whether or not its shapes have any yet.
+    lines.push('AccountingStorageTRES=gres/gpu')
   }
   return lines.join('\n') + '\n'
 }
