@@ -17,6 +17,7 @@ import Nodes from './commands/nodes.js'
 import RebuildImage from './commands/rebuild-image.js'
 import Ssh from './commands/ssh.js'
 import Status from './commands/status.js'
+import Usage from './commands/usage.js'
 import Users from './commands/users.js'
 
 export const commands = {
@@ -38,5 +39,6 @@ export const commands = {
   'rebuild-image': RebuildImage,
   ssh: Ssh,
   status: Status,
+  usage: Usage,
   users: Users,
 }
