@@ -1,0 +1,272 @@
+// Accounting on a real local cluster: citc create (slurmctld, slurmdbd + MariaDB, slapd), users,
+// `citc accounts apply` of a tree with limits, jobs charged to accounts, `citc usage`, a GrpTRESMins
+// budget used up holding the next job with Slurm's reason, prune refusing an account with a running
+// job, bad accounts files refused at file:line:col with nothing changed, add-user --account, and
+// remove-user with and without running jobs. Long: it starts real services. Every wait is bounded.
+import {execFileSync, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {citc} from '../helpers/cli.js'
+import {lockSystem} from '../helpers/system-lock.js'
+import {sleep} from '../../src/lib/proc.js'
+
+const NAME = 'acct'
+const USERS = ['ada', 'bea', 'cyd'] as const
+const home = (u: string) => `/mnt/shared/home/${u}`
+const work = mkdtempSync(join(tmpdir(), 'citc-accounting-e2e-'))
+const env = {CITC_DATA_DIR: join(work, 'data')}
+const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
+
+function sh(cmd: string, args: string[], opts: {user?: string; timeoutMs?: number} = {}) {
+  const argv = opts.user ? ['runuser', '-u', opts.user, '--', cmd, ...args] : [cmd, ...args]
+  const r = spawnSync(argv[0], argv.slice(1), {env: slurmEnv, encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000, cwd: '/tmp'})
+  return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => T | undefined | false): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
+    await sleep(1000)
+  }
+}
+
+/** Submit a batch job as `user`; its id. */
+function submit(user: string, args: string[]): string {
+  const r = sh('sbatch', ['-D', home(user), '-o', '/dev/null', ...args], {user})
+  if (r.status !== 0) throw new Error(`sbatch as ${user} failed: ${r.stderr}`)
+  return /Submitted batch job (\d+)/.exec(r.stdout)![1]
+}
+
+const jobLine = (id: string) => sh('squeue', ['-h', '-j', id, '-o', '%T|%r|%a']).stdout.trim()
+
+/** Everything slurmdbd holds for the cluster, as text: what "nothing changed" compares. */
+const accountingDump = () =>
+  sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', `cluster=${NAME}`, 'format=account,user,parentname,fairshare,grptresmins,grptres,maxjobs,maxsubmitjobs,maxwall,qos']).stdout +
+  sh('sacctmgr', ['-n', '-P', 'show', 'user', 'format=user,defaultaccount']).stdout
+
+const file = (name: string, text: string) => {
+  const p = join(work, name)
+  writeFileSync(p, text)
+  return p
+}
+
+// The tree of the issue, with a 1 CPU-minute budget on physics (a 65-s job on a 1-CPU node uses it up).
+const TREE = `accounts:
+  physics:
+    description: Physics department
+    limits: {GrpTRESMins: {cpu: 1}, MaxJobs: 10}
+    users: [ada]
+  physics-lab:
+    parent: physics
+    users: [bea]
+  chemistry:
+    description: Chemistry department
+    users: [cyd]
+`
+
+let release: (() => void) | undefined
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('the accounting e2e test must run as root (as CI does)')
+  const lock = await lockSystem('accounting e2e test')
+  release = () => lock.release()
+  for (const u of USERS) if (spawnSync('getent', ['passwd', u]).status === 0) throw new Error(`a user ${u} exists on this machine already: this test creates one`)
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'e2e', '-f', join(work, 'key')])
+  writeFileSync(join(work, 'limits.yaml'), 'local.small: 2\n')
+}, 60 * 60_000)
+
+afterAll(async () => {
+  if (existsSync(join(work, 'data', 'clusters', NAME))) await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
+  rmSync(work, {recursive: true, force: true})
+  release?.()
+})
+
+describe('accounts, usage and users on a real cluster', () => {
+  it('creates a cluster and its users', async () => {
+    const r = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '60', '--limits', join(work, 'limits.yaml'), '--yes'], {env, timeoutMs: 900_000})
+    if (r.code !== 0) throw new Error(`create failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+    for (const u of USERS) {
+      const a = await citc(['add-user', u, '--first-name', u, '--surname', 'Test', '--key', join(work, 'key.pub'), '-c', NAME], {env})
+      expect(a.code, a.stderr).toBe(0)
+    }
+  }, 900_000)
+
+  it('refuses bad accounts files at file:line:col, and changes nothing', async () => {
+    const before = accountingDump()
+    const cases: [string, string, RegExp][] = [
+      ['unknown-user.yaml', 'accounts:\n  physics:\n    users: [ada, zed]\n', /unknown-user\.yaml:3:18 .*user "zed" is not in the cluster.s directory/],
+      ['unknown-tres.yaml', 'accounts:\n  physics:\n    limits: {GrpTRESMins: {cpux: 10}}\n', /unknown-tres\.yaml:3:28 .*unknown TRES "cpux"; did you mean "cpu"/],
+      ['cycle.yaml', 'accounts:\n  a:\n    parent: b\n  b:\n    parent: a\n', /cycle\.yaml:\d+:\d+ .*(cycle|circle|loop)/i],
+      ['bad-number.yaml', 'accounts:\n  physics:\n    limits: {MaxJobs: -3}\n', /bad-number\.yaml:3:\d+ .*MaxJobs/],
+      ['injection.yaml', 'accounts:\n  "physics,root":\n    users: [ada]\n', /injection\.yaml:2:3 /],
+      ['typo.yaml', 'accounts:\n  physics:\n    limit: {MaxJobs: 3}\n', /typo\.yaml:3:5 .*did you mean "limits"/],
+    ]
+    for (const [name, text, message] of cases) {
+      const r = await citc(['accounts', 'apply', '-c', NAME, '--file', file(name, text), '--yes'], {env})
+      expect(r.code, `${name}: ${r.stderr}`).toBe(3)
+      expect(r.stderr).toMatch(message)
+      expect(r.stderr).toMatch(/nothing was changed/)
+    }
+    const missing = await citc(['accounts', 'apply', '-c', NAME, '--file', join(work, 'nope.yaml'), '--yes'], {env})
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toMatch(/nope\.yaml.*no such file/)
+    expect(accountingDump()).toBe(before)
+  }, 120_000)
+
+  it('applies a tree with limits and users, verifies it, and a re-run changes nothing', async () => {
+    const tree = file('accounts.yaml', TREE)
+    const dry = await citc(['accounts', 'apply', '-c', NAME, '--file', tree, '--dry-run'], {env})
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain('+ account physics-lab (parent physics)')
+    expect(accountingDump()).not.toMatch(/physics/)
+
+    const r = await citc(['accounts', 'apply', '-c', NAME, '--file', tree, '--yes', '--json'], {env})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json()).toMatchObject({cluster: NAME, changed: true, applied: true, warnings: []})
+    const assoc = sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', `cluster=${NAME}`, 'format=account,user,parentname,grptresmins,maxjobs', 'WOPLimits']).stdout
+    expect(assoc).toContain('physics||root|cpu=1|10\n')
+    expect(assoc).toContain('physics-lab||physics||\n')
+    expect(assoc).toContain('physics|ada|||')
+    expect(assoc).toContain('physics-lab|bea|||')
+    expect(assoc).toContain('chemistry|cyd|||')
+
+    const again = await citc(['accounts', 'apply', '-c', NAME, '--file', tree, '--yes', '--json'], {env})
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.json()).toMatchObject({changed: false, applied: false, plan: {ops: []}})
+  }, 120_000)
+
+  let chargedJob = ''
+  it('a job as a user charges its account, and usage --json shows its CPU-seconds', async () => {
+    // One CPU for 65 s: more than physics' 1 CPU-minute budget.
+    const r = sh('sbatch', ['--wait', '-A', 'physics', '-D', home('ada'), '-o', '/dev/null', '-t', '3', '--wrap', 'sleep 65'], {user: 'ada', timeoutMs: 240_000})
+    expect(r.status, r.stderr).toBe(0)
+    chargedJob = /Submitted batch job (\d+)/.exec(r.stdout)![1]
+    const [account, cpus, elapsed] = sh('sacct', ['-j', chargedJob, '-X', '-n', '-P', '-o', 'Account,AllocCPUS,ElapsedRaw']).stdout.trim().split('|')
+    expect(account).toBe('physics')
+    const cpuSeconds = Number(cpus) * Number(elapsed)
+    expect(cpuSeconds).toBeGreaterThanOrEqual(65)
+
+    const byAccount = await citc(['usage', '-c', NAME, '--since', 'today', '--by', 'account', '--json'], {env})
+    expect(byAccount.code, byAccount.stderr).toBe(0)
+    const doc = byAccount.json()
+    expect(doc).toMatchObject({version: 1, cluster: NAME, by: 'account'})
+    expect(doc.rows.find((row: {key: string}) => row.key === 'physics')).toMatchObject({jobs: 1, running: 0, cpuSeconds})
+    const byUser = (await citc(['usage', '-c', NAME, '--since', 'today', '--by', 'user', '--json'], {env})).json()
+    expect(byUser.rows.find((row: {key: string}) => row.key === 'ada')).toMatchObject({jobs: 1, cpuSeconds})
+    const byShape = (await citc(['usage', '-c', NAME, '--since', 'today', '--by', 'shape', '--json'], {env})).json()
+    expect(byShape.rows.map((row: {key: string}) => row.key)).toEqual(['local.small'])
+    expect(byShape.rows[0].cpuSeconds).toBe(cpuSeconds)
+
+    // Priced: a prices file for the shape gives node-hours × price.
+    const prices = file('prices.yaml', 'currency: EUR\nshapes:\n  local.small: 3.6\n')
+    const priced = (await citc(['usage', '-c', NAME, '--since', 'today', '--prices', prices, '--json'], {env})).json()
+    expect(priced.currency).toBe('EUR')
+    expect(priced.totals.cost).toBeCloseTo(priced.totals.nodeHours * 3.6, 4)
+    const csv = await citc(['usage', '-c', NAME, '--since', 'today', '--by', 'user', '--csv'], {env})
+    expect(csv.stdout.split('\n')[0]).toMatch(/^user,jobs,running,cpu_seconds,/)
+    expect(csv.stdout).toMatch(new RegExp(`^ada,1,0,${cpuSeconds},`, 'm'))
+  }, 300_000)
+
+  it('with the budget used up, the next job waits with Slurm’s reason, and `citc accounts` shows it', async () => {
+    const id = submit('ada', ['-A', 'physics', '-t', '1', '--wrap', 'true'])
+    // slurmctld adds a finished job's usage at its next priority pass (PriorityCalcPeriod=1: a minute).
+    const line = await until('the job held by the account’s budget', 150_000, () => {
+      const l = jobLine(id)
+      return l.includes('AssocGrpCPUMinutesLimit') && l
+    })
+    expect(line).toBe('PENDING|AssocGrpCPUMinutesLimit|physics')
+
+    const r = await citc(['accounts', '-c', NAME, '--json'], {env})
+    expect(r.code, r.stderr).toBe(0)
+    const physics = r.json().accounts.find((a: {name: string}) => a.name === 'physics')
+    expect(physics.exhausted).toEqual(['GrpTRESMins cpu'])
+    expect(physics.used.GrpTRESMins.cpu.limit).toBe(1)
+    expect(physics.used.GrpTRESMins.cpu.used).toBeGreaterThanOrEqual(1)
+    expect(physics.waiting).toEqual([{jobId: id, user: 'ada', reason: 'AssocGrpCPUMinutesLimit'}])
+    expect(physics.users).toEqual([{name: 'ada', default: true}])
+    const text = await citc(['accounts', '-c', NAME], {env})
+    expect(text.stdout).toMatch(/physics — physics department {2}\[LIMIT REACHED: GrpTRESMins cpu\]/)
+    expect(text.stdout).toContain(`job ${id} (ada) waits: AssocGrpCPUMinutesLimit`)
+
+    // Raising the budget in the file lets it run.
+    const raised = file('raised.yaml', TREE.replace('{cpu: 1}', '{cpu: 600}'))
+    const apply = await citc(['accounts', 'apply', '-c', NAME, '--file', raised, '--yes'], {env})
+    expect(apply.code, apply.stderr).toBe(0)
+    expect(apply.stdout).toContain('~ physics GrpTRESMins cpu 1 → 600')
+    await until('the held job to run', 120_000, () => !jobLine(id).startsWith('PENDING'))
+  }, 300_000)
+
+  it('prune refuses an account with a running job, and removes what has none', async () => {
+    const running = submit('cyd', ['-A', 'chemistry', '-t', '5', '--wrap', 'sleep 300'])
+    await until('the chemistry job to run', 120_000, () => jobLine(running).startsWith('RUNNING'))
+    const withoutChemistry = file('no-chemistry.yaml', TREE.replace('{cpu: 1}', '{cpu: 600}').replace(/ {2}chemistry:[\s\S]*$/, ''))
+    const kept = await citc(['accounts', 'apply', '-c', NAME, '--file', withoutChemistry, '--prune', '--yes', '--json'], {env})
+    expect(kept.code, kept.stderr).toBe(0)
+    const doc = kept.json()
+    expect(doc.plan.refused.map((x: {account: string}) => x.account)).toContain('chemistry')
+    expect(doc.plan.refused.find((x: {account: string}) => x.account === 'chemistry').line).toMatch(/^! account chemistry kept: .*job/)
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', 'account=chemistry', 'format=account,user']).stdout).toContain('chemistry|cyd')
+    // Without --prune, nothing the file leaves out is even planned for removal.
+    const plain = (await citc(['accounts', 'apply', '-c', NAME, '--file', withoutChemistry, '--dry-run', '--json'], {env})).json()
+    expect(plain.plan.ops.filter((op: {op: string}) => op.op.startsWith('remove'))).toEqual([])
+
+    expect(sh('scancel', [running]).status).toBe(0)
+    await until('the chemistry job to end', 120_000, () => jobLine(running) === '')
+    const pruned = await citc(['accounts', 'apply', '-c', NAME, '--file', withoutChemistry, '--prune', '--yes', '--json'], {env})
+    expect(pruned.code, pruned.stderr).toBe(0)
+    expect(pruned.json().plan.ops.map((op: {line: string}) => op.line)).toContain('- account chemistry')
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', 'account=chemistry', `cluster=${NAME}`, 'format=account']).stdout.trim()).toBe('')
+  }, 400_000)
+
+  it('add-user --account takes a declared account and refuses an unknown one', async () => {
+    const bad = await citc(['add-user', 'dee', '--first-name', 'Dee', '--surname', 'Test', '--key', join(work, 'key.pub'), '--account', 'physic', '-c', NAME], {env})
+    expect(bad.code).toBe(3)
+    expect(bad.stderr).toMatch(/physic/)
+    expect(bad.stderr).toMatch(/physics/) // did you mean
+    expect(spawnSync('getent', ['passwd', 'dee']).status).not.toBe(0)
+    const good = await citc(['add-user', 'dee', '--first-name', 'Dee', '--surname', 'Test', '--key', join(work, 'key.pub'), '--account', 'physics-lab', '-c', NAME, '--json'], {env})
+    expect(good.code, good.stderr).toBe(0)
+    expect(good.json().users[0].account).toBe('physics-lab')
+  }, 120_000)
+
+  it('remove-user refuses while the user has a running job, and --force cancels it and removes them', async () => {
+    const running = submit('bea', ['-A', 'physics-lab', '-t', '5', '--wrap', 'sleep 300'])
+    await until('bea’s job to run', 120_000, () => jobLine(running).startsWith('RUNNING'))
+    const refused = await citc(['remove-user', 'bea', '-c', NAME, '--yes'], {env})
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toMatch(/running|active/)
+    expect(refused.stderr).toMatch(/--force/)
+    expect(sh('getent', ['passwd', 'bea']).status).toBe(0)
+    expect(jobLine(running)).toMatch(/^RUNNING/)
+
+    const forced = await citc(['remove-user', 'bea', '-c', NAME, '--force', '--yes', '--json'], {env})
+    expect(forced.code, forced.stderr).toBe(0)
+    expect(jobLine(running)).toBe('')
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', 'user=bea', 'format=account']).stdout.trim()).toBe('')
+    await until('bea gone from NSS', 60_000, () => sh('getent', ['passwd', 'bea']).status !== 0)
+    expect(existsSync(home('bea'))).toBe(true) // kept without --delete-home
+  }, 300_000)
+
+  it('remove-user --delete-home removes a user without jobs and their home', async () => {
+    const r = await citc(['remove-user', 'dee', '-c', NAME, '--delete-home', '--yes'], {env})
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync(home('dee'))).toBe(false)
+    expect(sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', 'user=dee', 'format=account']).stdout.trim()).toBe('')
+    const unknown = await citc(['remove-user', 'dee', '-c', NAME, '--yes'], {env})
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toMatch(/dee/)
+  }, 120_000)
+
+  it('destroy takes it all away', async () => {
+    const r = await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync('/etc/citc')).toBe(false)
+  }, 300_000)
+})
