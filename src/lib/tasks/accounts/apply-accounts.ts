@@ -126,13 +126,13 @@ function planDocument(plan: AccountsPlan): AccountsApplyResult['plan'] {
 }
 
 export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDir: string): Promise<AccountsApplyResult> {
-  const registry = clusterRegistry(dataDir)
-  const name = registry.resolveName(input.cluster)
-  const record = registry.get(name)
   const text = readAccountsFile(input.file)
   // The file's own syntax and structure, before a connection (the cluster's TRES, QOS and users are
   // checked once they are read).
   parseAccounts(text, {file: input.file, tres: null})
+  const registry = clusterRegistry(dataDir)
+  const name = registry.resolveName(input.cluster)
+  const record = registry.get(name)
 
   return clusterWorkflow(
     {

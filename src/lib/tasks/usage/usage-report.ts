@@ -50,11 +50,11 @@ function readPrices(file: string): Prices {
 
 export async function runUsage(io: Io, input: UsageInput, dataDir: string, now: () => number = () => Date.now() / 1000): Promise<UsageDocument> {
   if (input.csv && io.json) throw usageError('--csv and --json both choose the output: give one')
+  const window = usageWindow({since: input.since, until: input.until}, now())
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
   const paths = registry.paths(name)
-  const window = usageWindow({since: input.since, until: input.until}, now())
   const ownPrices = join(paths.dir, CLUSTER_PRICES_FILE)
   const pricesFile = input.prices ?? (existsSync(ownPrices) ? ownPrices : undefined)
   const prices = pricesFile === undefined ? undefined : readPrices(pricesFile)
