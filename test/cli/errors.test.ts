@@ -134,6 +134,35 @@ describe('invalid input: exit 3', () => {
   })
 })
 
+describe('accounts and usage check their own input first, with no cluster needed', () => {
+  it('an accounts file with a mistake: exit 3 at file:line:col, before any cluster is looked for', async () => {
+    const file = join(sandbox.tmp, 'bad-accounts.yaml')
+    writeFileSync(file, 'accounts:\n  physics:\n    limits: {MaxJobs: lots}\n  Bad Name: {}\n')
+    const {plain, doc} = await bothWays(['accounts', 'apply', '--file', file, '--yes'])
+    expect(plain.code).toBe(EXIT_CODES.invalidInput)
+    expect(plain.stderr).toContain(`${file}:3:14`)
+    expect(plain.stderr).toContain(`${file}:4:3`)
+    expect(doc.error.problems).toHaveLength(2)
+    const missing = await run(['accounts', 'apply', '--file', join(sandbox.tmp, 'none.yaml')])
+    expect(missing.code).toBe(EXIT_CODES.invalidInput)
+    expect(missing.stderr).toMatch(/none\.yaml: no such file/)
+  })
+
+  it('usage: a date that is none, --since after --until, --csv with --json, an unknown --by: exit 2 naming the flag', async () => {
+    const bad = await bothWays(['usage', '--since', 'lastweek'])
+    expect(bad.plain.code).toBe(EXIT_CODES.usage)
+    expect(bad.plain.stderr).toContain('--since "lastweek" is not a date')
+    const order = await run(['usage', '--since', '2026-11-02', '--until', '2026-11-01'])
+    expect(order.code).toBe(EXIT_CODES.usage)
+    expect(order.stderr).toMatch(/--since \(2026-11-02T00:00:00Z\) must be before --until/)
+    const both = await run(['usage', '--csv', '--json'])
+    expect(both.code).toBe(EXIT_CODES.usage)
+    const by = await run(['usage', '--by', 'project'])
+    expect(by.code).toBe(EXIT_CODES.usage)
+    expect(by.stderr).toMatch(/account, user, shape, day/)
+  })
+})
+
 describe('no such cluster: exit 5', () => {
   it('status -c nope', async () => {
     const {plain, doc} = await bothWays(['status', '-c', 'nope'])
