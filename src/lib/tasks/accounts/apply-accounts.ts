@@ -76,7 +76,8 @@ async function readAndPlan(ctx: ApplyContext): Promise<AccountsPlan> {
     store.tres(ctx.signal),
     store.qos(ctx.signal),
     dir.listUsers(ctx.signal),
-    store.jobs(ctx.signal),
+    // Jobs matter to prune alone (it keeps what has some): without it, slurmctld need not even answer.
+    ctx.input.prune ? store.jobs(ctx.signal) : Promise.resolve([]),
   ])
   ctx.state = state
   ctx.desired = parseAccounts(ctx.text, {file: ctx.input.file, tres, qos, directoryUsers: people.map((p) => p.username)})
