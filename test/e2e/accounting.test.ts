@@ -190,7 +190,8 @@ describe('accounts, usage and users on a real cluster', () => {
     expect(physics.used.GrpTRESMins.cpu.limit).toBe(1)
     expect(physics.used.GrpTRESMins.cpu.used).toBeGreaterThanOrEqual(1)
     expect(physics.waiting).toEqual([{jobId: id, user: 'ada', reason: 'AssocGrpCPUMinutesLimit'}])
-    expect(physics.users).toEqual([{name: 'ada', default: true}])
+    // ada's default stays the cluster's account add-user gave her (the file does not set one).
+    expect(physics.users).toEqual([{name: 'ada', default: false}])
     const text = await citc(['accounts', '-c', NAME], {env})
     expect(text.stdout).toMatch(/physics — physics department {2}\[LIMIT REACHED: GrpTRESMins cpu\]/)
     expect(text.stdout).toContain(`job ${id} (ada) waits: AssocGrpCPUMinutesLimit`)
