@@ -25,6 +25,7 @@ export const INTEGRATION = [
   'test/playbooks/prolog-slurmctld.test.ts',
   // slapd of the test's own.
   'test/lib/tasks/add-user.test.ts',
+  'test/lib/tasks/remove-user.test.ts',
   'test/lib/users/directory.test.ts',
   // sshd of the test's own.
   'test/lib/providers/cloud-image-build.test.ts',

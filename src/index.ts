@@ -15,6 +15,7 @@ import NodeSuspend from './commands/node/suspend.js'
 import NodeSync from './commands/node/sync.js'
 import Nodes from './commands/nodes.js'
 import RebuildImage from './commands/rebuild-image.js'
+import RemoveUser from './commands/remove-user.js'
 import Ssh from './commands/ssh.js'
 import Status from './commands/status.js'
 import Usage from './commands/usage.js'
@@ -37,6 +38,7 @@ export const commands = {
   'node:sync': NodeSync,
   nodes: Nodes,
   'rebuild-image': RebuildImage,
+  'remove-user': RemoveUser,
   ssh: Ssh,
   status: Status,
   usage: Usage,

@@ -5,7 +5,7 @@ import {BaseCommand} from '../lib/base-command.js'
 export default class AddUser extends BaseCommand<typeof AddUser> {
   static summary = 'Add a user: a directory account with SSH keys, a home and a Slurm association'
 
-  static description = `Creates, on the cluster's management node: an LDAP entry (inetOrgPerson + posixAccount, uid from 10001 up, group users), a home on the shared filesystem (0700, from /etc/skel) with ~/.ssh/authorized_keys, a random password stored only in ~/.password (readable by the user alone), and a Slurm accounting association (the account given with --account, by default one named after the cluster, created if missing). At the end the user must resolve on the management node.
+  static description = `Creates, on the cluster's management node: an LDAP entry (inetOrgPerson + posixAccount, uid from 10001 up, group users), a home on the shared filesystem (0700, from /etc/skel) with ~/.ssh/authorized_keys, a random password stored only in ~/.password (readable by the user alone), and a Slurm accounting association (by default in the cluster's own account, named after the cluster, which is created if missing; an account given with --account, or account: in the --from file, must exist already: declare it in accounts.yaml and run \`citc accounts apply\`). At the end the user must resolve on the management node.
 
 --key is repeatable and takes a public key ("ssh-ed25519 AAAA… comment"), a path to a .pub file, or an https:// or file:// URL such as https://github.com/NAME.keys. Every key is parsed; DSA keys and RSA keys under 2048 bits are refused, and so is a URL that fails, times out or returns no keys.
 
@@ -13,7 +13,7 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
 
   static examples = [
     {description: 'A user with their GitHub keys', command: '<%= config.bin %> add-user alice --first-name Alice --surname Liddell --key https://github.com/alice.keys'},
-    {description: 'With a key file, in a Slurm account of its own', command: '<%= config.bin %> add-user bob --first-name Bob --surname Ross --key ~/keys/bob.pub --account painters'},
+    {description: 'With a key file, in a Slurm account declared with `citc accounts apply`', command: '<%= config.bin %> add-user bob --first-name Bob --surname Ross --key ~/keys/bob.pub --account painters'},
     {description: 'Several users from a file, on a named cluster', command: '<%= config.bin %> add-user --from users.yaml -c prod'},
     {description: 'Ask for what is missing (on a terminal)', command: '<%= config.bin %> add-user'},
   ]
@@ -26,7 +26,7 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
     'first-name': Flags.string({description: 'the user’s first name (asked on a terminal if missing)'}),
     surname: Flags.string({description: 'the user’s surname (asked on a terminal if missing)'}),
     key: Flags.string({multiple: true, description: 'SSH public key, .pub file, or https:// / file:// URL (repeatable)'}),
-    account: Flags.string({description: 'Slurm account for the user (default: one named after the cluster)'}),
+    account: Flags.string({description: 'an existing Slurm account for the user (default: the cluster’s own, named after it)'}),
     from: Flags.string({description: 'add every user of this YAML file (all checked first, added all or nothing)'}),
     wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
   }

@@ -45,6 +45,12 @@ export class Accounting {
     return rows.some((r) => r[0] === account)
   }
 
+  /** Every account slurmdbd holds (Slurm's own "root" included), as sacctmgr lists them. */
+  async accounts(signal?: AbortSignal): Promise<string[]> {
+    const rows = await this.show(['account', 'format=account'], signal)
+    return [...new Set(rows.map((r) => r[0]).filter(Boolean))]
+  }
+
   async addAccount(account: string, description: string, signal?: AbortSignal): Promise<void> {
     await this.sacctmgr(['-i', 'add', 'account', account, `Description=${description}`, `Organization=${account}`], signal)
   }

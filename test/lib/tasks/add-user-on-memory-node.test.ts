@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user/create-users.js'
 import {get, type LdifEntry, parseLdif} from '../../../src/lib/users/ldif.js'
-import {prepareUsers, requestFromFlags} from '../../../src/lib/users/request.js'
+import {parseUsersFile, prepareUsers, requestFromFlags} from '../../../src/lib/users/request.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 
 const LDAP = {
@@ -82,6 +82,9 @@ function managementNode(entries: string[] = []) {
     .on(['chmod'])
   return {t, directory}
 }
+
+/** sacctmgr's own arguments (after `env SLURM_CONF=…`). */
+const sacctmgrArgs = (argv: string[]) => argv.slice(argv.indexOf('sacctmgr') + 1).join(' ')
 
 const options = (t: MemoryTransport, more: Partial<CreateUsersOptions> = {}): CreateUsersOptions => ({transport: t, renderer: 'silent', accounting: false, verifyNss: false, ...more})
 
@@ -174,6 +177,43 @@ describe('createUsers on a node', () => {
       '-i add account mem Description=citc cluster mem Organization=mem',
       '-i add user alice Account=mem DefaultAccount=mem',
       '-i delete account where name=mem',
+    ])
+  })
+
+  it('an --account slurmdbd does not have: exit 3 with the closest name and how to declare it, nothing changed', async () => {
+    const {t} = managementNode()
+    t.on((a) => a.includes('sacctmgr'), (argv) => (sacctmgrArgs(argv).startsWith('-n -P show account') ? {stdout: 'root\nmem\npainter\n'} : {exitCode: 1, stderr: 'not expected here'}))
+    const users = await prepareUsers([requestFromFlags({username: 'bob', firstName: 'Bob', surname: 'Ross', keys: [ed25519Line('bob@easel')], account: 'painters'})])
+    const error = (await createUsers(users, options(t, {accounting: {}})).catch((e: unknown) => e)) as InvalidInputError
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect(error.exitCode).toBe(3)
+    expect(error.message).toBe('--account: the Slurm account "painters" does not exist in slurmdbd; did you mean "painter"?')
+    expect(error.hint).toBe("declare it in accounts.yaml and run `citc accounts apply`, or leave --account out for the cluster's default account; nothing was changed")
+    expect(changing(t)).toEqual([])
+    expect(t.commands().filter((a) => a.includes('sacctmgr')).map(sacctmgrArgs)).toEqual(['-n -P show account format=account'])
+  })
+
+  it('account: in users.yaml that does not exist is reported at its line; with nothing close, the accounts are listed', async () => {
+    const {t} = managementNode()
+    t.on((a) => a.includes('sacctmgr'), {stdout: 'root\nmem\nphysics\n'})
+    const key = ed25519Line('carol@lab')
+    const text = `- {username: carol, firstName: Carol, surname: Danvers, keys: ["${key}"]}\n- username: dave\n  firstName: Dave\n  surname: Bowman\n  keys: ["${key}"]\n  account: chemistry\n`
+    const users = await prepareUsers(parseUsersFile(text, 'users.yaml'))
+    const error = (await createUsers(users, options(t, {accounting: {}})).catch((e: unknown) => e)) as InvalidInputError
+    expect(error.exitCode).toBe(3)
+    expect(error.message).toBe('users.yaml:6:3 [1].account: the Slurm account "chemistry" does not exist in slurmdbd (it has: mem, physics)')
+    expect(changing(t)).toEqual([])
+  })
+
+  it('an --account that exists: the user joins it, and no account is made', async () => {
+    const {t} = managementNode()
+    t.on((a) => a.includes('sacctmgr'), {stdout: 'root\nmem\npainters\n'})
+    const users = await prepareUsers([requestFromFlags({username: 'bob', firstName: 'Bob', surname: 'Ross', keys: [ed25519Line('bob@easel')], account: 'painters'})])
+    const [created] = await createUsers(users, options(t, {accounting: {}}))
+    expect(created.account).toBe('painters')
+    expect(t.commands().filter((a) => a.includes('sacctmgr')).map(sacctmgrArgs)).toEqual([
+      '-n -P show account format=account',
+      '-i add user bob Account=painters DefaultAccount=painters',
     ])
   })
 

@@ -4,11 +4,13 @@
 //
 //   1. (before the lock) every value is checked and every key fetched and parsed  — request.ts
 //   2. read the node's ldap.json / cluster.json; check each name is free in the directory, on the
-//      node (getent passwd) and in the home root                           — nothing changed so far
+//      node (getent passwd) and in the home root, and that an account given by name (--account,
+//      account: in users.yaml) exists in slurmdbd (`citc accounts apply` declares accounts)
+//                                                                         — nothing changed so far
 //   3. per user: LDAP entry (uidNumber: next free ≥ 10001; an {SSHA} password hash; LDIF on stdin) →
 //      home from /etc/skel (0700) → ~/.ssh/authorized_keys (0700/0600) → ~/.password (0400; the only
-//      place the password is written) → ownership → Slurm account (if missing) and association →
-//      `getent passwd USER` resolves on the node
+//      place the password is written) → ownership → the cluster's default account (if missing; never
+//      another) and the association → `getent passwd USER` resolves on the node
 //   4. any failure after the first change: everything this run made is undone, in reverse (the Slurm
 //      association, an account it created, homes, entries), and the error says what failed and what
 //      was undone (exit 4; 130 on Ctrl-C). A batch (--from) is all or nothing.
@@ -19,6 +21,7 @@ import type {ListrTask} from 'listr2'
 
 import type {RendererName} from '../../base-command.js'
 import {CLUSTER_JSON, type ManagementContract, readManagementContract} from '../../cluster/management-contract.js'
+import {didYouMean} from '../../config/yaml.js'
 import {CitcError, InvalidInputError, remoteError, type InputProblem} from '../../errors.js'
 import type {Transport} from '../../transport/types.js'
 import {Accounting} from '../../users/accounting.js'
@@ -111,8 +114,8 @@ function newPassword(): string {
   return randomBytes(18).toString('base64url')
 }
 
-/** The home of `username` under `homeRoot`, refusing anything but a plain child (it may be removed on undo). */
-function homeOf(homeRoot: string, username: string): string {
+/** The home of `username` under `homeRoot`, refusing anything but a plain child (it may be removed on undo, or by remove-user). */
+export function homeOf(homeRoot: string, username: string): string {
   if (!USERNAME.test(username)) throw new Error(`refusing a home for "${username}"`)
   return posix.join(homeRoot, username)
 }
@@ -146,6 +149,8 @@ async function checkFree(users: readonly PreparedUser[], dir: Directory, plan: P
     })
   }
   const problems: InputProblem[] = []
+  /** Users with an account of their own (a valid name), checked against slurmdbd below. */
+  const named: PreparedUser[] = []
   for (const u of users) {
     const at = (message: string): InputProblem => ({...u.at.username, message})
     const entries = await dir.find(u.username, signal)
@@ -163,8 +168,29 @@ async function checkFree(users: readonly PreparedUser[], dir: Directory, plan: P
     const account = u.account ?? plan.defaultAccount
     const bad = accountProblem(account)
     if (bad) problems.push(u.account === undefined ? {where: '--account', message: `the default account (the cluster's name) ${bad}; pass --account`} : {...u.at.account, message: bad})
+    else if (u.account !== undefined) named.push(u)
   }
-  if (problems.length > 0) throw new InvalidInputError(problems, 'nothing was changed')
+  // An account given by name must be declared already (`citc accounts apply`): add-user makes only
+  // the cluster's default account. Without accounting there is nothing to check it against.
+  let missingAccount = false
+  if (plan.accounting && named.length > 0) {
+    const existing = await plan.accounting.accounts(signal)
+    const known = existing.filter((a) => a !== 'root')
+    for (const u of named) {
+      if (existing.includes(u.account!)) continue
+      missingAccount = true
+      const guess = didYouMean(u.account!, known)
+      const listed = known.length > 8 ? `${known.slice(0, 8).join(', ')}, … ${known.length - 8} more` : known.join(', ')
+      const also = guess.length > 0 ? `; did you mean ${guess.map((g) => `"${g}"`).join(' or ')}?` : known.length > 0 ? ` (it has: ${listed})` : ''
+      problems.push({...u.at.account, message: `the Slurm account "${u.account}" does not exist in slurmdbd${also}`})
+    }
+  }
+  if (problems.length > 0) {
+    throw new InvalidInputError(
+      problems,
+      missingAccount ? "declare it in accounts.yaml and run `citc accounts apply`, or leave --account out for the cluster's default account; nothing was changed" : 'nothing was changed',
+    )
+  }
 }
 
 /** Poll `getent passwd USER` on the node until it shows the uid (nslcd may lag a moment). */
@@ -242,7 +268,8 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
       skip: () => (plan.accounting ? false : 'accounting not asked for'),
       task: async (_, task) => {
         const acct = plan.accounting!
-        if (!(await acct.accountExists(account!, signal))) {
+        // Only the cluster's default account is made here; one given by name was checked to exist.
+        if (u.account === undefined && !(await acct.accountExists(account!, signal))) {
           await acct.addAccount(account!, `citc cluster ${plan.cluster?.name ?? plan.defaultAccount}`, signal)
           undo.push({what: `the Slurm account ${account}`, manual: `sacctmgr -i delete account where name=${account}`, run: () => acct.deleteAccount(account!)})
           task.title = `Add ${u.username} to the Slurm account ${account} (new)`
