@@ -10,6 +10,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc} from '../helpers/cli.js'
+import {sh, until} from '../helpers/slurm-shell.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {sleep} from '../../src/lib/proc.js'
 
@@ -20,23 +21,7 @@ const IMAGES = `/var/lib/citc/images/${NAME}`
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const LIMITS = join(work, 'limits.yaml')
 const env = {CITC_DATA_DIR: join(work, 'data')}
-const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
 
-function sh(cmd: string, args: string[], opts: {user?: string; timeoutMs?: number} = {}) {
-  const argv = opts.user ? ['runuser', '-u', opts.user, '--', cmd, ...args] : [cmd, ...args]
-  const r = spawnSync(argv[0], argv.slice(1), {env: slurmEnv, encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000, cwd: '/tmp'})
-  return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
-    await sleep(1000)
-  }
-}
 
 /** Seconds from a job's submission to its start, from Slurm's accounting (whole seconds). */
 function queuedSeconds(jobId: string): number {

@@ -11,29 +11,11 @@ import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user/create-users.js'
 import {get, type LdifEntry, parseLdif} from '../../../src/lib/users/ldif.js'
 import {parseUsersFile, prepareUsers, requestFromFlags} from '../../../src/lib/users/request.js'
+import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../helpers/memory-node.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 
-const LDAP = {
-  uri: 'ldap://127.0.0.1:389/',
-  baseDn: 'dc=mem',
-  peopleDn: 'ou=People,dc=mem',
-  groupsDn: 'ou=Groups,dc=mem',
-  adminDn: 'cn=admin,dc=mem',
-  adminPasswordFile: '/etc/citc/secrets/ldap-admin',
-  homeDir: '/mnt/shared/home',
-}
-// cluster.json as the citc_programs role writes it (cluster/management-contract.ts).
-const CLUSTER = {
-  version: 1,
-  name: 'mem',
-  provider: 'local',
-  sharedDir: '/mnt/shared',
-  slurmUser: 'root',
-  programsDir: '/usr/local/libexec/citc',
-  confPath: '/mnt/shared/etc/slurm/slurm.conf',
-  elasticLog: '/var/log/citc/elastic.log',
-  driver: {},
-}
+const LDAP = MEMORY_LDAP
+const CLUSTER = MEMORY_CLUSTER
 
 /** An ed25519 public key line, as `ssh-keygen` writes it. */
 function ed25519Line(comment: string): string {

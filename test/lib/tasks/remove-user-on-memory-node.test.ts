@@ -8,28 +8,11 @@ import {describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
 import {removeUser, type RemoveUserOptions} from '../../../src/lib/tasks/users/remove-user.js'
+import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../helpers/memory-node.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 
-const LDAP = {
-  uri: 'ldap://127.0.0.1:389/',
-  baseDn: 'dc=mem',
-  peopleDn: 'ou=People,dc=mem',
-  groupsDn: 'ou=Groups,dc=mem',
-  adminDn: 'cn=admin,dc=mem',
-  adminPasswordFile: '/etc/citc/secrets/ldap-admin',
-  homeDir: '/mnt/shared/home',
-}
-const CLUSTER = {
-  version: 1,
-  name: 'mem',
-  provider: 'local',
-  sharedDir: '/mnt/shared',
-  slurmUser: 'root',
-  programsDir: '/usr/local/libexec/citc',
-  confPath: '/mnt/shared/etc/slurm/slurm.conf',
-  elasticLog: '/var/log/citc/elastic.log',
-  driver: {},
-}
+const LDAP = MEMORY_LDAP
+const CLUSTER = MEMORY_CLUSTER
 const ALICE = `dn: uid=alice,${LDAP.peopleDn}
 objectClass: inetOrgPerson
 objectClass: posixAccount
