@@ -12,13 +12,12 @@
 // root on the cluster's management node (local provider), with both flags:
 //   npx tsx bench/accounts-plan.ts --cluster NAME --yes-i-know-it-changes-the-cluster
 // After an interrupted run: the same flags plus --cleanup-only removes bench-* accounts/users/entries.
-import {execFile} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join, resolve} from 'node:path'
-import {performance} from 'node:perf_hooks'
+import {join} from 'node:path'
 
 import {userDn, userLdif} from '../src/lib/users/ldif.js'
+import {check, CITC, median, run, type Run, seconds} from './child.js'
 
 const PARENTS = 10
 const ACCOUNTS = 1000 // parents included
@@ -27,8 +26,6 @@ const USERS = ACCOUNTS * USERS_PER_ACCOUNT
 const FIRST_UID = 200_001
 const RUNS = 3
 const CHUNK = 500 // names per sacctmgr delete / ldap call
-const ROOT = resolve(import.meta.dirname, '..')
-const CITC = join(ROOT, 'bin/run.js')
 
 // ---- arguments -------------------------------------------------------------------------------
 const argv = process.argv.slice(2)
@@ -47,43 +44,12 @@ if (!cluster || !flag('--yes-i-know-it-changes-the-cluster')) {
 }
 
 // ---- child processes, every one bounded ------------------------------------------------------
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-  ms: number
-}
-
-function run(cmd: string, args: string[], opts: {input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv} = {}): Promise<Run> {
-  const t0 = performance.now()
-  return new Promise((resolvePromise) => {
-    const child = execFile(
-      cmd,
-      args,
-      {timeout: opts.timeoutMs ?? 120_000, killSignal: 'SIGKILL', maxBuffer: 1 << 30, encoding: 'utf8', env: opts.env ?? process.env, cwd: ROOT},
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : error.killed ? 124 : 1) : 0
-        if (error?.killed) stderr += `\n(killed after ${opts.timeoutMs ?? 120_000} ms)`
-        resolvePromise({code, stdout, stderr, ms: performance.now() - t0})
-      },
-    )
-    child.stdin?.on('error', () => {}) // a child that exits early closes its stdin: reported by its exit code
-    child.stdin?.end(opts.input ?? '')
-  })
-}
-
-async function check(cmd: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
-  const r = await run(cmd, args, opts)
-  if (r.code !== 0) throw new Error(`${cmd} ${args.slice(0, 8).join(' ')}${args.length > 8 ? ' …' : ''} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join('\n')}`)
-  return r
-}
 
 const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
 const sacctmgr = (args: string[], timeoutMs = 300_000) => check('sacctmgr', args, {env: slurmEnv, timeoutMs})
 const citc = (args: string[], timeoutMs = 30 * 60_000) => run(process.execPath, [CITC, ...args], {timeoutMs})
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+const s = seconds
 const chunks = <T>(xs: T[], n: number): T[][] => Array.from({length: Math.ceil(xs.length / n)}, (_, i) => xs.slice(i * n, (i + 1) * n))
 
 // ---- the cluster: must be a citc cluster, and this machine its management node ---------------

@@ -9,12 +9,11 @@
 // cluster's management node (MariaDB's root through the unix socket), with both flags:
 //   npx tsx bench/usage-command.ts --cluster NAME --yes-i-know-it-changes-the-cluster
 // After an interrupted run: the same flags plus --cleanup-only deletes the rows.
-import {execFile} from 'node:child_process'
 import {readFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
-import {performance} from 'node:perf_hooks'
+import {join} from 'node:path'
 
 import {sacctArgv} from '../src/lib/usage/sacct.js'
+import {check, CITC, median, run, seconds} from './child.js'
 
 const JOBS = 100_000
 const BATCH = 5_000
@@ -23,8 +22,6 @@ const LAST_JOB_ID = FIRST_JOB_ID + JOBS - 1
 const JOB_NAME = 'citc-bench-usage' // with the id range, what the cleanup deletes
 const DAY = 86_400
 const RUNS = 3
-const ROOT = resolve(import.meta.dirname, '..')
-const CITC = join(ROOT, 'bin/run.js')
 
 // ---- arguments -------------------------------------------------------------------------------
 const argv = process.argv.slice(2)
@@ -42,32 +39,7 @@ if (!cluster || !argv.includes('--yes-i-know-it-changes-the-cluster')) {
 }
 
 // ---- child processes, every one bounded ------------------------------------------------------
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-  ms: number
-}
-function run(cmd: string, args: string[], opts: {input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv} = {}): Promise<Run> {
-  const t0 = performance.now()
-  const timeout = opts.timeoutMs ?? 120_000
-  return new Promise((done) => {
-    const child = execFile(cmd, args, {timeout, killSignal: 'SIGKILL', maxBuffer: 1 << 30, encoding: 'utf8', env: opts.env ?? process.env, cwd: ROOT}, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : error.killed ? 124 : 1) : 0
-      if (error?.killed) stderr += `\n(killed after ${timeout} ms)`
-      done({code, stdout, stderr, ms: performance.now() - t0})
-    })
-    child.stdin?.on('error', () => {})
-    child.stdin?.end(opts.input ?? '')
-  })
-}
-async function check(cmd: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
-  const r = await run(cmd, args, opts)
-  if (r.code !== 0) throw new Error(`${cmd} ${args.slice(0, 8).join(' ')} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join('\n')}`)
-  return r
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+const s = seconds
 
 // ---- the cluster, its database and table -----------------------------------------------------
 const list = await check(process.execPath, [CITC, 'cluster', 'list', '--json'], {timeoutMs: 60_000})
