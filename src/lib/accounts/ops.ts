@@ -104,7 +104,7 @@ export function applyLimitChanges(limits: AccountLimits, changes: readonly Chang
 }
 
 /** formatMinutes backwards ("2-00:00:00" → 2880). */
-function wallToMinutes(text: string): number {
+export function wallToMinutes(text: string): number {
   const m = /^(?:(\d+)-)?(\d+):(\d+):(\d+)$/.exec(text)
   if (!m) throw new Error(`not a MaxWall: ${text}`)
   return Number(m[1] ?? 0) * 1440 + Number(m[2]) * 60 + Number(m[3])

@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 
 import {parseAssocMgr} from '../../../src/lib/accounts/assoc-usage.js'
 import {accountsDocument, accountsDocumentSchema, accountsTree, isLimitReason} from '../../../src/lib/accounts/report.js'
-import {batchArgv, batches, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
+import {batchArgv, batches, loadText, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
 import type {AccountOp} from '../../../src/lib/accounts/ops.js'
 import type {AccountingState} from '../../../src/lib/accounts/types.js'
 
@@ -104,26 +104,69 @@ describe('the accounts report', () => {
 describe('batches of sacctmgr calls', () => {
   const add = (user: string, account: string, defaultAccount?: string): AccountOp => ({op: 'addUser', user, account, ...(defaultAccount ? {defaultAccount} : {})})
 
-  it('joins users added to one account with the same default, in order, and nothing else', () => {
+  it('puts every run of added accounts and users in one load, users removed from one account in one call, the rest alone', () => {
     const ops: AccountOp[] = [
       {op: 'addAccount', account: 'a', parent: 'root', limits: []},
       add('u1', 'a', 'a'),
-      add('u2', 'a', 'a'),
-      add('u3', 'a'),
-      add('u4', 'b'),
+      add('u2', 'b'),
+      {op: 'setDefaultAccount', user: 'u2', from: 'c', to: 'b'},
       {op: 'removeUser', user: 'u5', account: 'c'},
       {op: 'removeUser', user: 'u6', account: 'c'},
+      {op: 'removeUser', user: 'u7', account: 'd'},
       {op: 'removeAccount', account: 'c'},
     ]
     const b = batches(ops)
-    expect(b.map((x) => x.length)).toEqual([1, 2, 1, 1, 2, 1])
+    expect(b.map((x) => x.length)).toEqual([3, 1, 2, 1, 1])
     expect(b.flat()).toEqual(ops)
-    expect(batchArgv(b[1], 'clu')).toEqual(['-i', 'add', 'user', 'u1,u2', 'Cluster=clu', 'Account=a', 'DefaultAccount=a'])
-    expect(batchArgv(b[4], 'clu')).toEqual(['-i', 'delete', 'user', 'where', 'name=u5,u6', 'account=c', 'cluster=clu'])
+    expect(batchArgv(b[2], 'clu')).toEqual(['-i', 'delete', 'user', 'where', 'name=u5,u6', 'account=c', 'cluster=clu'])
+    expect(batchArgv(b[1], 'clu')).toEqual(['-i', 'modify', 'user', 'where', 'name=u2', 'cluster=clu', 'set', 'DefaultAccount=b'])
   })
 
-  it('keeps each call to NAMES_PER_CALL names', () => {
-    const ops = Array.from({length: NAMES_PER_CALL * 2 + 1}, (_, i) => add(`u${i}`, 'a'))
+  it('keeps each removal call to NAMES_PER_CALL names', () => {
+    const ops: AccountOp[] = Array.from({length: NAMES_PER_CALL * 2 + 1}, (_, i) => ({op: 'removeUser', user: `u${i}`, account: 'a'}))
     expect(batches(ops).map((x) => x.length)).toEqual([NAMES_PER_CALL, NAMES_PER_CALL, 1])
+  })
+
+  it('writes the load file as sacctmgr dump does: Parent lines, accounts with their limits in load’s words, users with a default only when new', () => {
+    const ops: AccountOp[] = [
+      {
+        op: 'addAccount',
+        account: 'physics',
+        parent: 'root',
+        description: 'Physics: the department',
+        organisation: 'Science',
+        limits: [
+          {field: 'GrpTRESMins', tres: 'cpu', to: '6000'},
+          {field: 'GrpTRESMins', tres: 'gres/gpu', to: '60'},
+          {field: 'MaxJobs', to: '10'},
+          {field: 'MaxWall', to: '2-00:00:00'},
+          {field: 'Fairshare', to: '10'},
+          {field: 'QOS', to: 'high,normal'},
+        ],
+      },
+      {op: 'addAccount', account: 'lab', parent: 'physics', limits: [{field: 'GrpTRES', tres: 'node', to: '4'}, {field: 'Fairshare', to: 'parent'}]},
+      {op: 'addAccount', account: 'chem', parent: 'root', limits: []},
+      add('alice', 'physics', 'physics'),
+      add('bob', 'physics'),
+      add('carol', 'lab'),
+    ]
+    expect(loadText(ops, 'clu')).toBe(
+      [
+        "Cluster - 'clu'",
+        "Parent - 'root'",
+        "Account - 'physics':Description='Physics: the department':Organization='Science':GrpTRESMins=cpu=6000,gres/gpu=60:MaxJobs=10:MaxWallDurationPerJob=2880:Fairshare=10:QOS='high,normal'",
+        "Parent - 'physics'",
+        "Account - 'lab':GrpTRES=node=4:Fairshare=parent",
+        "Parent - 'root'",
+        "Account - 'chem'",
+        "Parent - 'physics'",
+        "User - 'alice':DefaultAccount='physics'",
+        "User - 'bob'",
+        "Parent - 'lab'",
+        "User - 'carol'",
+        '',
+      ].join('\n'),
+    )
+    expect(() => loadText([{op: 'removeAccount', account: 'x'}], 'clu')).toThrow(/not an operation sacctmgr load does/)
   })
 })
