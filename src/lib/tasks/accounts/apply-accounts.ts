@@ -4,12 +4,11 @@
 // the plan, confirm, apply with sacctmgr (slurmdbd.ts), then read everything again and plan once more:
 // the plan must come out empty, or the apply failed. An interrupted apply leaves the operations done so
 // far; running apply again finishes the rest (a plan is always from what slurmdbd has now).
-import {readFileSync} from 'node:fs'
-
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
+import {readInputFile} from '../../config/input-file.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
-import {CitcError, InvalidInputError, remoteError} from '../../errors.js'
+import {CitcError, remoteError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {connectCluster} from '../../transport/connect.js'
 import {withLog} from '../../transport/logged.js'
@@ -42,16 +41,6 @@ export interface AccountsApplyResult {
   /** Why the file's limits would not hold on this cluster (slurm.conf settings missing). */
   warnings: string[]
   logFile: string
-}
-
-/** The file's text, or an input error saying where. Read before any connection: a typo costs nothing. */
-export function readAccountsFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new InvalidInputError([{where: file, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}], 'pass the accounts file with --file (see examples/accounts.yaml)')
-  }
 }
 
 interface ApplyContext extends WorkflowContext {
@@ -127,7 +116,7 @@ function planDocument(plan: AccountsPlan): AccountsApplyResult['plan'] {
 }
 
 export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDir: string): Promise<AccountsApplyResult> {
-  const text = readAccountsFile(input.file)
+  const text = readInputFile(input.file, {hint: 'pass the accounts file with --file (see examples/accounts.yaml)'})
   // The file's own syntax and structure, before a connection (the cluster's TRES, QOS and users are
   // checked once they are read).
   parseAccounts(text, {file: input.file, tres: null})

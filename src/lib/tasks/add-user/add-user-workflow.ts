@@ -1,12 +1,11 @@
 // `citc add-user` on a cluster: the users asked for (flags, a --from file, or questions on a
 // terminal), checked and their keys fetched before anything else; then, under the cluster's lock,
 // made on its management node by createUsers (create-users.ts), all or nothing.
-import {readFileSync} from 'node:fs'
-
 import {input} from '@inquirer/prompts'
 
 import {clusterRegistry} from '../../cluster/registry.js'
-import {CitcError, InvalidInputError, usageError} from '../../errors.js'
+import {readInputFile} from '../../config/input-file.js'
+import {CitcError, usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
 import {connectCluster} from '../../transport/connect.js'
 import {withLog} from '../../transport/logged.js'
@@ -60,13 +59,7 @@ export async function gatherRequests(io: Io, u: Omit<AddUserInput, 'cluster' | '
     if (u.username !== undefined || given.length > 0) {
       throw usageError(`--from takes every user from the file: do not also give ${u.username !== undefined ? 'USERNAME' : given[0][0]}`)
     }
-    let text: string
-    try {
-      text = readFileSync(u.from, 'utf8')
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      throw new InvalidInputError([{where: u.from, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}])
-    }
+    const text = readInputFile(u.from)
     return parseUsersFile(text, u.from, u.from)
   }
   const name = await ask(io, u.username, 'USERNAME', 'Login name of the new user:', (v) => usernameProblem(v))

@@ -2,18 +2,11 @@
 // by the flag or config-file line that gave it.
 import {readFileSync} from 'node:fs'
 
+import {readInputFile} from '../../config/input-file.js'
 import {InvalidInputError} from '../../errors.js'
 
 export function readLimitsFile(path: string): string {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new InvalidInputError(
-      [{where: path, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}],
-      'pass the limits file with --limits FILE (see examples/ for the format)',
-    )
-  }
+  return readInputFile(path, {hint: 'pass the limits file with --limits FILE (see examples/ for the format)'})
 }
 
 /** A limits file create was given (by --limits or a config file's `limits:`, named by `where`). */

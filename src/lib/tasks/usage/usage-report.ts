@@ -2,12 +2,13 @@
 // priced with a prices file when one is known (--prices FILE, else the cluster's own prices.yaml in its
 // citc state directory), printed as a table with bars (a terminal), CSV, or the versioned JSON
 // document (usage/schema.ts). Reads only: no lock. Dates and prices are checked before connecting.
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
-import {InvalidInputError, usageError} from '../../errors.js'
+import {readInputFile} from '../../config/input-file.js'
+import {usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
 import {Controller} from '../../slurm/controller.js'
 import {connectCluster} from '../../transport/connect.js'
@@ -37,16 +38,7 @@ export interface UsageInput {
 /** sacct over a long window on a busy cluster takes a while: bounded, but generously. */
 const SACCT_TIMEOUT_MS = 10 * 60_000
 
-function readPrices(file: string): Prices {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new InvalidInputError([{where: file, message: code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}], 'pass a prices file with --prices (see examples/prices.yaml)')
-  }
-  return parsePrices(text, file)
-}
+const readPrices = (file: string): Prices => parsePrices(readInputFile(file, {hint: 'pass a prices file with --prices (see examples/prices.yaml)'}), file)
 
 export async function runUsage(io: Io, input: UsageInput, dataDir: string, now: () => number = () => Date.now() / 1000): Promise<UsageDocument> {
   if (input.csv && io.json) throw usageError('--csv and --json both choose the output: give one')
