@@ -7,7 +7,9 @@
 // as one), and load adds a whole tree in one call, all or nothing (100 accounts with 1,000 users: 3.5 s
 // against about 150 s one call each). Users removed from one account go in one call per 200 names.
 import {CitcError, remoteError} from '../errors.js'
+import {parseConfLines} from '../slurm/conf-parse.js'
 import {ASSOC_MGR_ARGS, type AssocUsage, parseAssocMgr} from './assoc-usage.js'
+import type {JobNow} from './report.js'
 import type {Transport} from '../transport/types.js'
 import {Accounting} from '../users/accounting.js'
 import {type AccountOp, type Change, wallToMinutes} from './ops.js'
@@ -19,16 +21,6 @@ import {formatTresList} from './values.js'
 /** Names per `add user a,b,c` call: sacctmgr takes lists; this keeps argv far below any limit. */
 export const NAMES_PER_CALL = 200
 
-export interface ActiveJob {
-  id: string
-  account: string
-  user: string
-  /** PENDING, RUNNING, … */
-  state: string
-  /** Why a pending job waits ("AssocGrpCPUMinutesLimit"); "None" when running. */
-  reason: string
-}
-
 export class AccountsStore {
   readonly accounting: Accounting
   constructor(
@@ -37,8 +29,8 @@ export class AccountsStore {
     readonly confPath: string,
     /** ClusterName: every query and change is limited to it (a slurmdbd may serve several clusters). */
     readonly cluster: string,
-    /** slurm.conf's text, when read. */
-    readonly slurmConf?: string,
+    /** slurm.conf's settings (lower-case keys), when read. */
+    readonly settings?: ReadonlyMap<string, string>,
   ) {
     this.accounting = new Accounting(transport, confPath)
   }
@@ -47,14 +39,15 @@ export class AccountsStore {
   static async open(transport: Transport, confPath: string): Promise<AccountsStore> {
     const text = (await transport.readFile(confPath))?.toString('utf8')
     if (text === undefined) throw new CitcError('remote', `${confPath} does not exist on ${transport.description}`, {hint: 'is this a citc cluster? `citc status` checks it'})
-    const m = /^\s*ClusterName\s*=\s*(\S+)/im.exec(text)
-    if (!m) throw new CitcError('remote', `${confPath} on ${transport.description} has no ClusterName`, {hint: 'Slurm accounting needs a ClusterName in slurm.conf'})
-    return new AccountsStore(transport, confPath, m[1].toLowerCase(), text)
+    const settings = new Map(parseConfLines(text).map((l) => [l.key.toLowerCase(), l.value]))
+    const cluster = settings.get('clustername')
+    if (!cluster) throw new CitcError('remote', `${confPath} on ${transport.description} has no ClusterName`, {hint: 'Slurm accounting needs a ClusterName in slurm.conf'})
+    return new AccountsStore(transport, confPath, cluster.toLowerCase(), settings)
   }
 
   /** What slurm.conf lacks for accounts' limits to hold (empty: nothing). */
   enforcementGaps(): string[] {
-    const setting = (key: string) => new RegExp(`^\\s*${key}\\s*=\\s*(\\S+)`, 'im').exec(this.slurmConf ?? '')?.[1]?.toLowerCase() ?? ''
+    const setting = (key: string) => this.settings?.get(key.toLowerCase())?.toLowerCase() ?? ''
     const gaps: string[] = []
     if (!setting('AccountingStorageEnforce').split(',').includes('limits')) gaps.push('AccountingStorageEnforce=associations,limits,qos')
     if (setting('PriorityType') !== 'priority/multifactor') gaps.push('PriorityType=priority/multifactor (GrpTRESMins is counted by it alone)')
@@ -83,7 +76,7 @@ export class AccountsStore {
   }
 
   /** Jobs pending, running or suspended now, with Slurm's reason (squeue as root sees them all). */
-  async jobs(signal?: AbortSignal): Promise<ActiveJob[]> {
+  async jobs(signal?: AbortSignal): Promise<JobNow[]> {
     const argv = ['env', `SLURM_CONF=${this.confPath}`, 'squeue', '--noheader', '--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING', '--format=%i|%a|%u|%T|%r']
     const r = await this.transport.check(argv, {timeoutMs: 60_000, signal})
     return r.stdout

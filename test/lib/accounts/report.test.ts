@@ -6,7 +6,8 @@ import {describe, expect, it} from 'vitest'
 
 import {parseAssocMgr} from '../../../src/lib/accounts/assoc-usage.js'
 import {accountsDocument, accountsDocumentSchema, accountsTree, isLimitReason} from '../../../src/lib/accounts/report.js'
-import {batchArgv, batches, loadText, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
+import {AccountsStore, batchArgv, batches, loadText, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
+import {MemoryTransport} from '../../helpers/memory-transport.js'
 import type {AccountOp} from '../../../src/lib/accounts/ops.js'
 import type {AccountingState} from '../../../src/lib/accounts/types.js'
 
@@ -168,5 +169,25 @@ describe('batches of sacctmgr calls', () => {
       ].join('\n'),
     )
     expect(() => loadText([{op: 'removeAccount', account: 'x'}], 'clu')).toThrow(/not an operation sacctmgr load does/)
+  })
+})
+
+describe('AccountsStore.open reads slurm.conf', () => {
+  const open = (conf: string) => AccountsStore.open(new MemoryTransport({files: {'/etc/slurm/slurm.conf': conf}}), '/etc/slurm/slurm.conf')
+
+  it('takes ClusterName (lower-cased, as slurmdbd keeps it) and says nothing is missing on a citc slurm.conf', async () => {
+    const store = await open('ClusterName=Prod\nAccountingStorageEnforce=associations,limits,qos\nPriorityType=priority/multifactor\n')
+    expect(store.cluster).toBe('prod')
+    expect(store.enforcementGaps()).toEqual([])
+  })
+
+  it('names what an older slurm.conf lacks for limits to hold', async () => {
+    const store = await open('# old\nClusterName=old\nAccountingStorageEnforce=associations\n')
+    expect(store.enforcementGaps()).toEqual(['AccountingStorageEnforce=associations,limits,qos', 'PriorityType=priority/multifactor (GrpTRESMins is counted by it alone)'])
+  })
+
+  it('refuses a slurm.conf without ClusterName, or none at all', async () => {
+    await expect(open('SlurmUser=slurm\n')).rejects.toThrow(/has no ClusterName/)
+    await expect(AccountsStore.open(new MemoryTransport(), '/etc/slurm/slurm.conf')).rejects.toThrow(/does not exist/)
   })
 })

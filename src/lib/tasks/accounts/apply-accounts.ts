@@ -55,22 +55,21 @@ interface ApplyContext extends WorkflowContext {
   plan?: AccountsPlan
 }
 
+/** Jobs matter to prune alone (it keeps what has some): without it, slurmctld need not even answer. */
+const activeJobs = (ctx: ApplyContext) => (ctx.input.prune ? ctx.store!.jobs(ctx.signal) : Promise.resolve([]))
+
+const planFor = (ctx: ApplyContext, state: AccountingState, active: readonly {account: string; user: string}[]): AccountsPlan =>
+  planAccounts(ctx.desired!, state, {prune: ctx.input.prune, clusterDefaultAccount: ctx.defaultAccount, runningJobs: active})
+
 /** What the plan needs from the cluster, read at once; the file checked against it. */
 async function readAndPlan(ctx: ApplyContext): Promise<AccountsPlan> {
   const t = ctx.transport
   const store = ctx.store!
   const dir = new Directory(t, await readLdapConfig(t))
-  const [state, tres, qos, people, active] = await Promise.all([
-    store.state(ctx.signal),
-    store.tres(ctx.signal),
-    store.qos(ctx.signal),
-    dir.listUsers(ctx.signal),
-    // Jobs matter to prune alone (it keeps what has some): without it, slurmctld need not even answer.
-    ctx.input.prune ? store.jobs(ctx.signal) : Promise.resolve([]),
-  ])
+  const [state, tres, qos, people, active] = await Promise.all([store.state(ctx.signal), store.tres(ctx.signal), store.qos(ctx.signal), dir.listUsers(ctx.signal), activeJobs(ctx)])
   ctx.state = state
   ctx.desired = parseAccounts(ctx.text, {file: ctx.input.file, tres, qos, directoryUsers: people.map((p) => p.username)})
-  return planAccounts(ctx.desired, state, {prune: ctx.input.prune, clusterDefaultAccount: ctx.defaultAccount, runningJobs: active})
+  return planFor(ctx, state, active)
 }
 
 const connect: Step<ApplyContext> = {
@@ -102,7 +101,9 @@ const apply: Step<ApplyContext> = {
 const verify: Step<ApplyContext> = {
   title: 'Verify: plan again from what slurmdbd has now',
   run: async (ctx) => {
-    const again = await readAndPlan(ctx)
+    // The file was checked against the TRES, QOS and directory already: only slurmdbd is read again.
+    const [state, active] = await Promise.all([ctx.store!.state(ctx.signal), activeJobs(ctx)])
+    const again = planFor(ctx, state, active)
     if (again.ops.length > 0) {
       throw remoteError(`slurmdbd does not hold what the file declares after the apply; still to do:\n${again.ops.map((op) => `  ${opLine(op)}`).join('\n')}`, {
         hint: 'run the same command again; if the same lines remain, run them by hand with sacctmgr to see its message',
