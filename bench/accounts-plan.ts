@@ -17,7 +17,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {userDn, userLdif} from '../src/lib/users/ldif.js'
-import {check, CITC, median, run, type Run, seconds} from './child.js'
+import {check, CITC, managementNodeOf, median, run, type Run, seconds} from './child.js'
 
 const PARENTS = 10
 const ACCOUNTS = 1000 // parents included
@@ -53,17 +53,7 @@ const s = seconds
 const chunks = <T>(xs: T[], n: number): T[][] => Array.from({length: Math.ceil(xs.length / n)}, (_, i) => xs.slice(i * n, (i + 1) * n))
 
 // ---- the cluster: must be a citc cluster, and this machine its management node ---------------
-const list = await check(process.execPath, [CITC, 'cluster', 'list', '--json'], {timeoutMs: 60_000})
-const known = (JSON.parse(list.stdout) as {clusters: {name: string}[]}).clusters.map((c) => c.name)
-if (!known.includes(cluster)) {
-  console.error(`no citc cluster named ${JSON.stringify(cluster)} (citc knows: ${known.join(', ') || 'none'})`)
-  process.exit(5)
-}
-const contract = JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8')) as {name: string; confPath: string}
-if (contract.name !== cluster) {
-  console.error(`this machine is the management node of ${contract.name}, not ${cluster}: run the bench there`)
-  process.exit(2)
-}
+const contract = await managementNodeOf(cluster)
 slurmEnv.SLURM_CONF = contract.confPath
 const ldap = JSON.parse(readFileSync('/etc/citc/ldap.json', 'utf8')) as {uri: string; peopleDn: string; adminDn: string; adminPasswordFile: string; usersGid?: number; homeDir?: string}
 const bind = ['-x', '-H', ldap.uri, '-D', ldap.adminDn, '-y', ldap.adminPasswordFile]

@@ -1,6 +1,7 @@
 // Child processes for the benches that drive a real cluster: every one bounded (SIGKILL at its
 // timeout, reported as exit 124), timed, run from the repository root.
 import {execFile} from 'node:child_process'
+import {readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
@@ -37,3 +38,19 @@ export async function check(cmd: string, args: string[], opts: Parameters<typeof
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+/** cluster.json of `cluster`, which must be a citc cluster whose management node is this machine; else the bench stops. */
+export async function managementNodeOf(cluster: string): Promise<{name: string; confPath: string}> {
+  const list = await check(process.execPath, [CITC, 'cluster', 'list', '--json'], {timeoutMs: 60_000})
+  const known = (JSON.parse(list.stdout) as {clusters: {name: string}[]}).clusters.map((c) => c.name)
+  if (!known.includes(cluster)) {
+    console.error(`no citc cluster named ${JSON.stringify(cluster)} (citc knows: ${known.join(', ') || 'none'})`)
+    process.exit(5)
+  }
+  const contract = JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8')) as {name: string; confPath: string}
+  if (contract.name !== cluster) {
+    console.error(`this machine is the management node of ${contract.name}, not ${cluster}: run the bench there`)
+    process.exit(2)
+  }
+  return contract
+}

@@ -13,7 +13,7 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {sacctArgv} from '../src/lib/usage/sacct.js'
-import {check, CITC, median, run, seconds} from './child.js'
+import {check, CITC, managementNodeOf, median, run, seconds} from './child.js'
 
 const JOBS = 100_000
 const BATCH = 5_000
@@ -42,17 +42,7 @@ if (!cluster || !argv.includes('--yes-i-know-it-changes-the-cluster')) {
 const s = seconds
 
 // ---- the cluster, its database and table -----------------------------------------------------
-const list = await check(process.execPath, [CITC, 'cluster', 'list', '--json'], {timeoutMs: 60_000})
-const known = (JSON.parse(list.stdout) as {clusters: {name: string}[]}).clusters.map((c) => c.name)
-if (!known.includes(cluster)) {
-  console.error(`no citc cluster named ${JSON.stringify(cluster)} (citc knows: ${known.join(', ') || 'none'})`)
-  process.exit(5)
-}
-const contract = JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8')) as {name: string; confPath: string}
-if (contract.name !== cluster) {
-  console.error(`this machine is the management node of ${contract.name}, not ${cluster}: run the bench there`)
-  process.exit(2)
-}
+const contract = await managementNodeOf(cluster)
 const slurmEnv = {...process.env, SLURM_CONF: contract.confPath}
 const setting = (text: string, key: string) => new RegExp(`^\\s*${key}\\s*=\\s*(\\S+)`, 'im').exec(text)?.[1]
 const clusterName = setting(readFileSync(contract.confPath, 'utf8'), 'ClusterName')?.toLowerCase()
