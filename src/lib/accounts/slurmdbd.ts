@@ -8,6 +8,7 @@
 // against about 150 s one call each). Users removed from one account go in one call per 200 names.
 import {CitcError, remoteError} from '../errors.js'
 import {parseConfLines} from '../slurm/conf-parse.js'
+import {Controller} from '../slurm/controller.js'
 import {ASSOC_MGR_ARGS, type AssocUsage, parseAssocMgr} from './assoc-usage.js'
 import type {JobNow} from './report.js'
 import type {Transport} from '../transport/types.js'
@@ -23,6 +24,7 @@ export const NAMES_PER_CALL = 200
 
 export class AccountsStore {
   readonly accounting: Accounting
+  private readonly controller: Controller
   constructor(
     readonly transport: Transport,
     /** slurm.conf on the node. */
@@ -33,6 +35,7 @@ export class AccountsStore {
     readonly settings?: ReadonlyMap<string, string>,
   ) {
     this.accounting = new Accounting(transport, confPath)
+    this.controller = new Controller(transport, {confPath})
   }
 
   /** ClusterName from slurm.conf on the node (no daemon needed). */
@@ -77,7 +80,7 @@ export class AccountsStore {
 
   /** Jobs pending, running or suspended now, with Slurm's reason (squeue as root sees them all). */
   async jobs(signal?: AbortSignal): Promise<JobNow[]> {
-    const argv = ['env', `SLURM_CONF=${this.confPath}`, 'squeue', '--noheader', '--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING', '--format=%i|%a|%u|%T|%r']
+    const argv = this.controller.slurmArgv('squeue', ['--noheader', '--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING', '--format=%i|%a|%u|%T|%r'])
     const r = await this.transport.check(argv, {timeoutMs: 60_000, signal})
     return r.stdout
       .split('\n')
@@ -90,7 +93,7 @@ export class AccountsStore {
 
   /** How much of each limit every association has used, as slurmctld counts it. */
   async usage(signal?: AbortSignal): Promise<AssocUsage[]> {
-    const argv = ['env', `SLURM_CONF=${this.confPath}`, 'scontrol', ...ASSOC_MGR_ARGS]
+    const argv = this.controller.slurmArgv('scontrol', [...ASSOC_MGR_ARGS])
     const r = await this.transport.check(argv, {timeoutMs: 60_000, signal})
     return parseAssocMgr(r.stdout)
   }
