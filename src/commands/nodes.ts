@@ -7,7 +7,7 @@ export default class Nodes extends BaseCommand<typeof Nodes> {
 
   async run() {
     const {clusterStatus, nodeTable, waitingJobsText} = await import('../lib/tasks/status/cluster-status.js')
-    const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
+    const doc = await clusterStatus(this.config.dataDir, this.flags.cluster, 'citc nodes')
     // No list without the controller: an empty table would read as "no nodes".
     if (!doc.controller.up) {
       throw remoteError(`cannot list the nodes of ${doc.cluster}: ${doc.controller.error ?? `slurmctld does not answer (${doc.controller.confPath})`}`, {

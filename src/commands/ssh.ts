@@ -21,56 +21,37 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {which} = await import('../lib/tools/exec.js')
     const {runAttached} = await import('../lib/tools/exec.js')
-    const {connectManagement, writeKnownHosts} = await import('../lib/transport/management.js')
-    const dashdash = this.argv.indexOf('--')
-    const command = dashdash >= 0 ? this.argv.slice(dashdash + 1) : []
-    const before = dashdash >= 0 ? this.argv.slice(0, dashdash) : this.argv
-    const stray = before.filter((a, i) => !a.startsWith('-') && !['-c', '--cluster'].includes(before[i - 1] ?? ''))
-    if (stray.length > 0) throw usageError(`unexpected argument ${stray[0]}`, `put the command after --, e.g. citc ssh -c NAME -- ${stray.join(' ')}`)
-    if (dashdash >= 0 && command.length === 0) throw usageError('no command after --')
+    const {writeKnownHosts} = await import('../lib/transport/management.js')
+    const {remoteCommand, sshArgs} = await import('../lib/transport/ssh-command.js')
+    const {withManagementNode} = await import('../lib/tasks/management-session.js')
+    // oclif parses the flags (and says which words are arguments); the command is what follows `--`.
+    const {raw} = await this.parse(Ssh)
+    const command = remoteCommand(this.argv, raw.flatMap((t) => (t.type === 'arg' ? [t.input] : [])))
 
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.flags.cluster)
     const record = registry.get(name)
     if (record.provider === 'local') throw usageError(`${name} is a local cluster: its management node is this machine`, 'run the command here directly')
 
-    if (command.length > 0) {
-      const transport = await connectManagement(record)
-      let exitCode: number
-      let stdout = ''
-      let stderr = ''
-      try {
-        const json = this.jsonEnabled()
-        const r = await transport.run(command, {
+    if (command) {
+      const json = this.jsonEnabled()
+      const r = await withManagementNode(record, {command: 'citc ssh', asRoot: false}, (transport) =>
+        transport.run(command, {
           timeoutMs: 24 * 3600_000,
           onOutput: json ? undefined : (chunk, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(chunk),
-        })
-        ;({exitCode, stdout, stderr} = r)
-      } finally {
-        await transport.close()
-      }
-      const doc = {cluster: name, command, exitCode, stdout, stderr}
-      if (exitCode === 0) return doc
-      if (this.jsonEnabled()) this.logJson(doc)
-      this.exit(exitCode)
+        }),
+      )
+      const doc = {cluster: name, command, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr}
+      if (r.exitCode === 0) return doc
+      if (json) this.logJson(doc)
+      this.exit(r.exitCode)
     }
 
     if (this.jsonEnabled()) throw usageError('an interactive shell has no JSON output', 'give a command after -- to use --json')
     const ssh = await which('ssh')
     if (!ssh) throw new CitcError('remote', 'the OpenSSH client (ssh) is not installed', {hint: 'install it (openssh-client), or run a command with citc ssh -- COMMAND'})
-    const paths = registry.paths(name)
-    const {file, algorithm} = await writeKnownHosts(record, paths)
-    const args = [
-      '-o', 'StrictHostKeyChecking=yes',
-      '-o', `UserKnownHostsFile=${file}`,
-      '-o', 'GlobalKnownHostsFile=/dev/null',
-      '-o', 'IdentitiesOnly=yes',
-      ...(algorithm === 'ssh-ed25519' ? ['-o', 'HostKeyAlgorithms=ssh-ed25519'] : []),
-      '-i', record.mgmt.keyPath!,
-      '-p', String(record.mgmt.port),
-      `${record.mgmt.user}@${record.mgmt.host}`,
-    ]
-    const code = await runAttached(ssh, args)
+    const known = await writeKnownHosts(record, registry.paths(name))
+    const code = await runAttached(ssh, sshArgs({...record.mgmt, keyPath: record.mgmt.keyPath!}, known))
     if (code !== 0) this.exit(code)
   }
 }

@@ -9,10 +9,14 @@
 //              anything); with `resume`, a step done in an earlier run is skipped; a `reset` forgets
 //              them all but the ones it is told to `keep`
 //   logs       `logFile('ansible')` is <cluster>/logs/ansible-<stamp>.log, one stamp for the whole run
+//   session    `wf.connect(record)` opens the management node (management-session.ts), logged to the
+//              run's log (`log.kind`), and closes it when the workflow ends
 //   errors     a failure of the steps (or of `guard`ed work) goes through the workflow's `rewrap`, which
-//              says how to go on (`--resume`, the log to read); errors before the steps keep their own hint
+//              says how to go on (`--resume`, the log to read) — or, without one, is made to name the
+//              run's full log (`log`); errors before the steps keep their own hint
 //
 //   return clusterWorkflow({paths, command: 'citc create', renderer, journal: {resume, reset}, rewrap}, async (wf) => {
+//     const transport = await wf.connect(record)    // closed when the workflow ends
 //     const ctx = {...wf.context, record}            // the steps' typed context
 //     await wf.steps([installAnsible, configure], ctx)
 //     return {...}
@@ -28,7 +32,9 @@ import {Journal} from '../cluster/journal.js'
 import {type LockOptions, withLock} from '../cluster/lock.js'
 import type {ClusterPaths} from '../cluster/registry.js'
 import {cancelled, CitcError} from '../errors.js'
+import type {Transport} from '../transport/types.js'
 import {taskList, withInterrupts} from './listr.js'
+import {openSession, type SessionOptions, type SessionTarget} from './management-session.js'
 
 /** What every step gets, whatever the workflow. */
 export interface WorkflowContext {
@@ -87,6 +93,29 @@ export interface WorkflowSpec {
    * `interrupted`: Ctrl-C was pressed, or the error is a cancellation.
    */
   rewrap?: (error: CitcError, run: {interrupted: boolean; logFile: (kind: string) => string}) => Error
+  /**
+   * The run's log of the management node, `<kind>-<stamp>.log`: `wf.connect()` writes it, and (without
+   * a `rewrap`) a failure names it — its own hint, else "full log: FILE".
+   */
+  log?: FullLog
+}
+
+export interface FullLog {
+  kind: string
+  /** Failures that changed nothing and say all there is (bad input, a refusal): passed unchanged. */
+  passThrough?: (error: CitcError) => boolean
+  /** The log also in the error's details (`logFile` of the JSON error document). */
+  inDetails?: boolean
+}
+
+/** A failure that names the run's full log: its own hint if it has one, else "full log: FILE". */
+export function namingFullLog(error: CitcError, logFile: string, o: Omit<FullLog, 'kind'> = {}): CitcError {
+  if (o.passThrough?.(error)) return error
+  return new CitcError(error.kind, error.message, {
+    hint: error.hint ?? `full log: ${logFile}`,
+    details: o.inDetails ? {...error.details, logFile} : error.details,
+    cause: error,
+  })
 }
 
 export interface Workflow {
@@ -101,6 +130,11 @@ export interface Workflow {
   guard<T>(fn: () => Promise<T>): Promise<T>
   /** Run `fn` when the workflow ends, failed or not, before the lock is released (last added, first run). */
   cleanup(fn: () => Promise<unknown> | unknown): void
+  /**
+   * A session with the management node (as root unless told), logged to `<log>-<stamp>.log` (default:
+   * the spec's `log.kind`; none: not logged), obeying Ctrl-C, closed when the workflow ends.
+   */
+  connect(to: SessionTarget, o?: Omit<SessionOptions, 'logFile'> & {log?: string}): Promise<Transport>
 }
 
 const DONE_EARLIER = 'done in an earlier run (--resume)'
@@ -136,7 +170,8 @@ export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow
           const interrupted = signal.aborted || (error instanceof CitcError && error.kind === 'cancelled')
           const known = error instanceof CitcError ? error : interrupted ? cancelled(`${spec.command} interrupted`) : undefined
           if (!known) return error
-          return spec.rewrap ? spec.rewrap(known, {interrupted, logFile}) : known
+          if (spec.rewrap) return spec.rewrap(known, {interrupted, logFile})
+          return spec.log ? namingFullLog(known, logFile(spec.log.kind), spec.log) : known
         }
         const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
           try {
@@ -153,6 +188,11 @@ export async function clusterWorkflow<R>(spec: WorkflowSpec, body: (wf: Workflow
           logFile,
           guard,
           cleanup: (fn) => cleanups.push(fn),
+          connect: async (to, {log = spec.log?.kind, ...o} = {}) => {
+            const transport = await openSession(to, {...o, signal, ...(log === undefined ? {} : {logFile: logFile(log)})})
+            cleanups.push(() => transport.close())
+            return transport
+          },
           steps: (steps, ctx) => guard(() => taskList(steps.map((s) => listrTask(s, context, ctx)), spec.renderer, ctx).run()),
         }
         let result: R

@@ -8,10 +8,8 @@ import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {readInputFile} from '../../config/input-file.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
-import {CitcError, remoteError} from '../../errors.js'
+import {remoteError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {Directory, readLdapConfig} from '../../users/directory.js'
 import type {AccountOp, AccountsPlan} from '../../accounts/ops.js'
@@ -131,13 +129,12 @@ export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDi
       command: 'citc accounts apply',
       renderer: io.renderer,
       lock: {wait: input.wait, timeoutMs: 30 * 60_000},
-      rewrap: (error, {logFile}) =>
-        error.kind === 'invalidInput' ? error : new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile('accounts')}`, details: error.details, cause: error}),
+      // Bad input (the file against the cluster's TRES, QOS and users) changed nothing: its own message is the whole story.
+      log: {kind: 'accounts', passThrough: (error) => error.kind === 'invalidInput'},
     },
     async (wf) => {
       const logFile = wf.logFile('accounts')
-      const transport = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-      wf.cleanup(() => transport.close())
+      const transport = await wf.connect(record)
       const ctx: ApplyContext = {...wf.context, record, transport, input, text}
       await wf.steps([connect], ctx)
       const plan = ctx.plan!

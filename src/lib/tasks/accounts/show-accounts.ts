@@ -5,10 +5,9 @@ import {join} from 'node:path'
 import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {Io} from '../../io.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import {accountsDocument, accountsTree, type AccountsDocument} from '../../accounts/report.js'
 import {AccountsStore} from '../../accounts/slurmdbd.js'
+import {withManagementNode} from '../management-session.js'
 import {logStamp} from '../workflow.js'
 
 export async function runShowAccounts(io: Io, input: {cluster?: string}, dataDir: string, now: () => Date = () => new Date()): Promise<AccountsDocument> {
@@ -16,8 +15,7 @@ export async function runShowAccounts(io: Io, input: {cluster?: string}, dataDir
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
   const logFile = join(registry.paths(name).logsDir, `accounts-${logStamp()}.log`)
-  const transport = withLog(await connectCluster(record), logFile)
-  try {
+  return withManagementNode(record, {command: 'citc accounts', logFile}, async (transport) => {
     const contract = await readManagementContract(transport)
     const store = await AccountsStore.open(transport, contract.confPath)
     // slurmdbd holds the tree; slurmctld the use and the jobs: without it, the tree is still shown.
@@ -32,7 +30,5 @@ export async function runShowAccounts(io: Io, input: {cluster?: string}, dataDir
     const gaps = store.enforcementGaps()
     if (gaps.length > 0) io.note(`warning: ${contract.confPath} lacks ${gaps.join('; ')}: accounts' limits are not enforced`)
     return doc
-  } finally {
-    await transport.close()
-  }
+  })
 }

@@ -5,10 +5,8 @@ import {input} from '@inquirer/prompts'
 
 import {clusterRegistry} from '../../cluster/registry.js'
 import {readInputFile} from '../../config/input-file.js'
-import {CitcError, usageError} from '../../errors.js'
+import {usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import type {KeyOptions} from '../../users/keys.js'
 import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../../users/request.js'
 import {personNameProblem, usernameProblem} from '../../users/validate.js'
@@ -105,15 +103,11 @@ export async function runAddUser(io: Io, request: AddUserInput, dataDir: string,
       renderer: io.renderer,
       lock: {wait: request.wait, timeoutMs: 30 * 60_000},
       // Bad input (a name taken) changed nothing: its own message is the whole story.
-      rewrap: (error, {logFile}) =>
-        error.kind === 'invalidInput'
-          ? error
-          : new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile('add-user')}`, details: {...error.details, logFile: logFile('add-user')}, cause: error}),
+      log: {kind: 'add-user', passThrough: (error) => error.kind === 'invalidInput', inDetails: true},
     },
     async (wf) => {
       const logFile = wf.logFile('add-user')
-      const transport = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-      wf.cleanup(() => transport.close())
+      const transport = await wf.connect(record)
       const created = await wf.guard(() => createUsers(users, {transport, renderer: io.renderer, signal: wf.signal, note: io.note, ...o.layout}))
       for (const u of created) {
         io.log(

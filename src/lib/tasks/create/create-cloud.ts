@@ -33,6 +33,8 @@ import {confirmOrRefuse, type Io} from '../../io.js'
 import {KEY_FILES, terraformEnvFor} from '../../providers/cloud-cluster.js'
 import type {CloudProvider} from '../../providers/cloud.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
+import {shellQuote} from '../../transport/quote.js'
+import {knownHostsAlgorithm, sshArgs} from '../../transport/ssh-command.js'
 import type {ResolvedCloudCreate} from './cloud-wizard.js'
 import {generateFromLimits} from '../finish/generate-config.js'
 import {clusterWorkflow} from '../workflow.js'
@@ -174,7 +176,9 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image:
   const r = ctx.update((x) => {
     x.phase = 'ready'
   })
-  const sshCommand = `ssh -i ${r.mgmt.keyPath} -o UserKnownHostsFile=${join(paths.keysDir, KEY_FILES.knownHosts)} -o StrictHostKeyChecking=yes${r.mgmt.port !== 22 ? ` -p ${r.mgmt.port}` : ''} ${r.mgmt.user}@${r.mgmt.host}`
+  // What `citc ssh` runs (the SSH step wrote the known_hosts file in this run).
+  const knownHosts = join(paths.keysDir, KEY_FILES.knownHosts)
+  const sshCommand = shellQuote(['ssh', ...sshArgs({...r.mgmt, keyPath: r.mgmt.keyPath!}, {file: knownHosts, algorithm: knownHostsAlgorithm(knownHosts)})])
   io.log(
     [
       `Cluster ${name} is ready. Management node: ${r.mgmt.user}@${r.mgmt.host}${r.mgmt.port !== 22 ? ` (port ${r.mgmt.port})` : ''}`,

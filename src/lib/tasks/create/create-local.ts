@@ -16,7 +16,6 @@ import {Controller} from '../../slurm/controller.js'
 import {run, which} from '../../tools/exec.js'
 import {localTransport} from '../../transport/local.js'
 import type {Transport} from '../../transport/types.js'
-import {withLog} from '../../transport/logged.js'
 import {generateFromLimits} from '../finish/generate-config.js'
 import {createImageSteps} from '../rebuild-image/image-steps.js'
 import {createImageContext} from '../rebuild-image/rebuild-image.js'
@@ -93,8 +92,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       const record = registry.get(input.name)
       writeFileSync(join(paths.dir, 'limits.yaml'), input.limitsText, {mode: 0o600})
       const ansibleLog = wf.logFile('ansible')
-      const transport = withLog(localTransport(), wf.logFile('create'))
-      wf.cleanup(() => transport.close())
+      const transport = await wf.connect(async () => localTransport(), {log: 'create'})
       wf.journal.markDone('register')
       const limits = {file: input.limitsFile, text: input.limitsText}
       const ctx: LocalCreateContext = {...wf.context, record: () => record, root: () => transport, ansibleLog, limits: () => limits, dir: paths.dir, packageRoot: input.packageRoot}

@@ -24,8 +24,7 @@ import {describeResource, sweep, type SweepFilter, type SweepReport} from '../..
 import {Controller, isPoweredUp} from '../../slurm/controller.js'
 import {compressHostlist} from '../../slurm/hostlist.js'
 import {detectTerraform, Terraform, type ResourceEvent, type TerraformTool} from '../../tools/terraform.js'
-import {withLog} from '../../transport/logged.js'
-import {connectManagement} from '../../transport/management.js'
+import {withManagementNode} from '../management-session.js'
 import {clusterWorkflow, type Step, type StepTask, type WorkflowContext} from '../workflow.js'
 import {applyNeverStarted, forgetNeverApplied} from './never-applied.js'
 import {stateIds, stateResources} from './terraform-state.js'
@@ -188,14 +187,10 @@ const DESTROY_CLOUD_STEPS = [powerDownComputeNodes, terminateTaggedInstances, te
 /** Suspend every powered-up node with the management node's node program; throws one line saying why it could not. */
 async function powerDown(ctx: DestroyCloudContext, task: StepTask): Promise<void> {
   const {record, signal} = ctx
-  let root
-  try {
-    root = withLog(await connectManagement(record, {asRoot: true, signal, readyTimeoutMs: 15_000}), ctx.logFile('destroy'))
-  } catch (error) {
-    if (signal.aborted) throw error
+  const unreachable = (error: unknown): never => {
     throw new Error(`the management node ${record.mgmt.host} cannot be reached (${firstLine(error)})`)
   }
-  try {
+  await withManagementNode(record, {command: 'citc destroy', signal, readyTimeoutMs: 15_000, logFile: ctx.logFile('destroy'), unreachable}, async (root) => {
     const controller = new Controller(root, {confPath: record.slurm.confPath})
     if (!(await controller.ping())) throw new Error('slurmctld on the management node does not answer')
     const up = (await controller.nodes()).filter(isPoweredUp).map((n) => n.name)
@@ -209,9 +204,7 @@ async function powerDown(ctx: DestroyCloudContext, task: StepTask): Promise<void
     if (r.exitCode !== 0) throw new Error(`powering down ${hostlist} failed (exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().split('\n').slice(-1)[0] ?? ''})`)
     ctx.progress.poweredDown.push(...up)
     task.title = `Powered down ${up.length} compute node(s): ${hostlist}`
-  } finally {
-    await root.close().catch(() => {})
-  }
+  })
 }
 
 /** Steps 2 and 4: a sweep that could not list or delete everything stops the destroy. */

@@ -2,13 +2,11 @@
 // generate and compare, show the plan, confirm, apply (apply-config.ts) — under the cluster's lock.
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
-import {CitcError, usageError} from '../../errors.js'
+import {usageError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {Controller} from '../../slurm/controller.js'
 import type {Generated} from '../../slurm/generate.js'
 import {describePlan, type FinishPlan} from '../../slurm/plan.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 import {applyFinish, type ApplyResult, type ClusterState, readClusterState} from './apply-config.js'
@@ -53,12 +51,11 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
       command: 'citc finish',
       renderer: io.renderer,
       lock: {wait: input.wait, timeoutMs: 30 * 60_000},
-      rewrap: (error, {logFile}) => new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile('finish')}`, details: error.details}),
+      log: {kind: 'finish'},
     },
     async (wf) => {
       const logFile = wf.logFile('finish')
-      const transport = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-      wf.cleanup(() => transport.close())
+      const transport = await wf.connect(record)
       const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
       const ctx: FinishContext = {...wf.context, record, transport, controller, request, force: input.force}
       return wf.guard(async () => {

@@ -10,9 +10,8 @@ import type {ImageBuilder, ImageInfo, ImageRecord} from '../../images/types.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {providerModule} from '../../providers/registry.js'
 import type {Arch} from '../../shapes/types.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
+import {withManagementNode} from '../management-session.js'
 import {clusterWorkflow, type Workflow} from '../workflow.js'
 import {readScriptFlag, storedScript} from './image-script.js'
 import {buildStep, type ImageContext, installImageTools, inputsStep, pruneStep, useStep} from './image-steps.js'
@@ -112,8 +111,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
     },
     async (wf) => {
       const logFile = wf.logFile('rebuild-image')
-      const management = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-      wf.cleanup(() => management.close())
+      const management = await wf.connect(record, {log: 'rebuild-image'})
       const builder = await imageBuilderFor(record, management, wf.signal, logFile)
       const ctx: ImageContext = {
         ...wf.context,
@@ -140,15 +138,12 @@ export async function listImages(io: Io, cluster: string | undefined, dataDir: s
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(cluster)
   const record = registry.get(name)
-  const management = await connectCluster(record)
-  try {
-    const builder = await imageBuilderFor(record, management, new AbortController().signal, registry.paths(name).logsDir + '/images.log')
+  return withManagementNode(record, {command: 'citc rebuild-image --list'}, async (management, signal) => {
+    const builder = await imageBuilderFor(record, management, signal, registry.paths(name).logsDir + '/images.log')
     const images = await builder.list()
     io.log(imagesTable(name, images))
     return {cluster: name, images}
-  } finally {
-    await management.close()
-  }
+  })
 }
 
 export function imagesTable(cluster: string, images: ImageInfo[]): string {
@@ -191,8 +186,7 @@ export async function rollbackImage(io: Io, input: {cluster?: string; version?: 
   const arch = archFor(record, input.arch, await buildableArches(record))
   return clusterWorkflow({paths: registry.paths(name), command: 'citc rebuild-image --rollback', renderer: io.renderer, lock: {wait: input.wait ?? false, timeoutMs: 10 * 60_000}}, async (wf) => {
     const logFile = wf.logFile('rebuild-image')
-    const management = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-    wf.cleanup(() => management.close())
+    const management = await wf.connect(record, {log: 'rebuild-image'})
     const builder = await imageBuilderFor(record, management, wf.signal, logFile)
     const images = await builder.list()
     const target = rollbackTarget(images, arch, input.version)

@@ -6,9 +6,7 @@ import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
 import {PENDING_HOST} from '../../providers/cloud-cluster.js'
-import {connectCluster} from '../../transport/connect.js'
-import {connectManagement} from '../../transport/management.js'
-import type {Transport} from '../../transport/types.js'
+import {withManagementNode} from '../management-session.js'
 
 export interface NodeRow {
   name: string
@@ -85,7 +83,7 @@ function toRow(n: NodeState): NodeRow {
   }
 }
 
-export async function clusterStatus(dataDir: string, name?: string): Promise<StatusDocument> {
+export async function clusterStatus(dataDir: string, name?: string, command = 'citc status'): Promise<StatusDocument> {
   const registry = clusterRegistry(dataDir)
   const record: ClusterRecord = registry.get(registry.resolveName(name))
   const summary = {up: 0, 'powering-up': 0, 'powering-down': 0, down: 0}
@@ -101,29 +99,23 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
         }
       : {}),
   }
-  // A cloud cluster citc created: its state says what exists even when the node cannot be reached.
-  let transport: Transport
-  if (record.cloud) {
-    const where = `${record.mgmt.user}@${record.mgmt.host}:${record.mgmt.port}`
-    const unreachable = (error: string): StatusDocument => ({
-      ...base,
-      managementNode: where,
-      controller: {up: false, confPath: record.slurm.confPath, error},
-      nodes: [],
-      summary,
-      waitingJobs: [],
-      needsAdmin: [],
-    })
-    if (record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
-    try {
-      transport = await connectManagement(record)
-    } catch (error) {
-      return unreachable(`cannot reach the management node: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`)
-    }
-  } else {
-    transport = await connectCluster(record)
-  }
-  try {
+  // A cloud cluster citc created: its state says what exists even when the node cannot be reached
+  // (and the login user can ask Slurm: no root needed there).
+  const where = `${record.mgmt.user}@${record.mgmt.host}:${record.mgmt.port}`
+  const unreachable = (error: string): StatusDocument => ({
+    ...base,
+    managementNode: where,
+    controller: {up: false, confPath: record.slurm.confPath, error},
+    nodes: [],
+    summary,
+    waitingJobs: [],
+    needsAdmin: [],
+  })
+  if (record.cloud && record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
+  const session = record.cloud
+    ? {asRoot: false, unreachable: (error: unknown) => unreachable(`cannot reach the management node: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`)}
+    : {}
+  return withManagementNode(record, {command, ...session}, async (transport) => {
     const controller = new Controller(transport, {confPath: record.slurm.confPath})
     let up: boolean
     let nodes: NodeRow[]
@@ -149,9 +141,7 @@ export async function clusterStatus(dataDir: string, name?: string): Promise<Sta
       ...waiting,
       needsAdmin: needsAdmin(nodes),
     }
-  } finally {
-    await transport.close()
-  }
+  })
 }
 
 /** Jobs waiting for their nodes; an squeue that fails costs this explanation only (said, not hidden), not the status. */

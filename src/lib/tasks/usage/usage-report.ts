@@ -11,8 +11,6 @@ import {readInputFile} from '../../config/input-file.js'
 import {usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
 import {Controller} from '../../slurm/controller.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import {aggregateUsage, type UsageBy} from '../../usage/aggregate.js'
 import {nodeShapeMap} from '../../usage/node-shapes.js'
 import {parsePrices, type Prices} from '../../usage/prices.js'
@@ -20,6 +18,7 @@ import {renderUsageCsv, renderUsageTable, usageDocument} from '../../usage/rende
 import {parseSacct, sacctArgv} from '../../usage/sacct.js'
 import type {UsageDocument} from '../../usage/schema.js'
 import {usageWindow} from '../../usage/window.js'
+import {withManagementNode} from '../management-session.js'
 import {logStamp} from '../workflow.js'
 
 /** The cluster's own prices, used when --prices is not given. */
@@ -51,12 +50,11 @@ export async function runUsage(io: Io, input: UsageInput, dataDir: string, now: 
   const pricesFile = input.prices ?? (existsSync(ownPrices) ? ownPrices : undefined)
   const prices = pricesFile === undefined ? undefined : readPrices(pricesFile)
 
-  const transport = withLog(await connectCluster(record), join(paths.logsDir, `usage-${logStamp()}.log`))
-  try {
+  return withManagementNode(record, {command: 'citc usage', logFile: join(paths.logsDir, `usage-${logStamp()}.log`)}, async (transport, signal) => {
     const contract = await readManagementContract(transport)
     const controller = new Controller(transport, {confPath: contract.confPath})
     const [sacct, nodes] = await Promise.all([
-      transport.check(sacctArgv(window, {confPath: contract.confPath}), {timeoutMs: SACCT_TIMEOUT_MS}),
+      transport.check(sacctArgv(window, {confPath: contract.confPath}), {timeoutMs: SACCT_TIMEOUT_MS, signal}),
       controller.nodes(),
     ])
     const report = aggregateUsage(parseSacct(sacct.stdout), {
@@ -71,7 +69,5 @@ export async function runUsage(io: Io, input: UsageInput, dataDir: string, now: 
     if (input.csv) io.log(renderUsageCsv(doc).trimEnd())
     else io.log(renderUsageTable(doc, {barWidth: io.interactive ? 20 : 0}).trimEnd())
     return doc
-  } finally {
-    await transport.close()
-  }
+  })
 }

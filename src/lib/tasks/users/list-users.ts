@@ -6,12 +6,11 @@ import pLimit from 'p-limit'
 import {CLUSTER_JSON, readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {Io} from '../../io.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {Accounting} from '../../users/accounting.js'
 import {Directory, LDAP_JSON, readLdapConfig} from '../../users/directory.js'
 import {FORBIDDEN_IN_NAME} from '../../users/validate.js'
+import {withManagementNode} from '../management-session.js'
 import {logStamp} from '../workflow.js'
 
 export interface ListedUser {
@@ -86,13 +85,10 @@ export async function runListUsers(io: Io, input: {cluster?: string}, dataDir: s
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
   const logFile = join(registry.paths(name).logsDir, `users-${logStamp()}.log`)
-  const transport = withLog(await connectCluster(record), logFile)
-  try {
+  return withManagementNode(record, {command: 'citc users', logFile}, async (transport) => {
     const users = await listUsers({transport, note: io.note})
     if (users.length === 0) io.log(`${name} has no users yet: add one with \`citc add-user\``)
     else io.log(usersTable(users))
     return {cluster: name, users}
-  } finally {
-    await transport.close()
-  }
+  })
 }

@@ -22,8 +22,6 @@ import {didYouMean} from '../../config/yaml.js'
 import {CitcError, InvalidInputError, remoteError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {sleep} from '../../proc.js'
-import {connectCluster} from '../../transport/connect.js'
-import {withLog} from '../../transport/logged.js'
 import {shellQuote} from '../../transport/quote.js'
 import type {Transport} from '../../transport/types.js'
 import {Accounting} from '../../users/accounting.js'
@@ -387,15 +385,11 @@ export async function runRemoveUser(io: Io, input: RemoveUserInput, dataDir: str
       renderer: io.renderer,
       lock: {wait: input.wait, timeoutMs: 30 * 60_000},
       // A refusal (unknown user, jobs, no confirmation) changed nothing: its own message is the whole story.
-      rewrap: (error, {logFile}) =>
-        ['invalidInput', 'usage', 'cancelled'].includes(error.kind) && !error.details?.done
-          ? error
-          : new CitcError(error.kind, error.message, {hint: error.hint ?? `full log: ${logFile('remove-user')}`, details: {...error.details, logFile: logFile('remove-user')}, cause: error}),
+      log: {kind: 'remove-user', passThrough: (error) => ['invalidInput', 'usage', 'cancelled'].includes(error.kind) && !error.details?.done, inDetails: true},
     },
     async (wf) => {
       const logFile = wf.logFile('remove-user')
-      const transport = withLog(await connectCluster(record, {signal: wf.signal}), logFile)
-      wf.cleanup(() => transport.close())
+      const transport = await wf.connect(record)
       const removed = await wf.guard(() =>
         removeUser(input.username, {
           transport,
