@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../lib/base-command.js'
+import {BaseCommand, waitFlag} from '../lib/base-command.js'
 
 export default class AddUser extends BaseCommand<typeof AddUser> {
   static summary = 'Add a user: a directory account with SSH keys, a home and a Slurm association'
@@ -28,7 +28,7 @@ Everything is checked before anything is changed; if a step fails afterwards, wh
     key: Flags.string({multiple: true, description: 'SSH public key, .pub file, or https:// / file:// URL (repeatable)'}),
     account: Flags.string({description: 'an existing Slurm account for the user (default: the cluster’s own, named after it)'}),
     from: Flags.string({description: 'add every user of this YAML file (all checked first, added all or nothing)'}),
-    wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
+    wait: waitFlag,
   }
 
   async run() {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../lib/base-command.js'
+import {BaseCommand, waitFlag} from '../lib/base-command.js'
 import {PROVIDER_NAMES} from '../lib/providers/registry.js'
 
 export default class Finish extends BaseCommand<typeof Finish> {
@@ -31,7 +31,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
       description: 'cancel the jobs of nodes that leave or change in the configuration, and go on when slurmctld is down although nodes leave (default: refuse both)',
       default: false,
     }),
-    wait: Flags.boolean({description: 'if another citc command holds the cluster, wait for it instead of refusing', default: false}),
+    wait: waitFlag,
   }
 
   async run() {

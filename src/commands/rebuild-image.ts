@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../lib/base-command.js'
+import {BaseCommand, waitFlag} from '../lib/base-command.js'
 
 export default class RebuildImage extends BaseCommand<typeof RebuildImage> {
   static summary = 'Build a new compute-node image and make it the one new nodes start from'
@@ -40,7 +40,7 @@ failing step and shows its last lines; Ctrl-C exits 130).
     rollback: Flags.boolean({default: false, description: 'make the previous image (or VERSION) current again'}),
     keep: Flags.integer({default: 3, min: 1, description: 'images to keep (older ones are deleted, never the current one nor one a node runs)'}),
     arch: Flags.string({options: ['x86_64', 'arm64'], description: 'architecture to build (default: the only one the provider builds, else x86_64; local: this machine’s; oracle: x86_64 only)'}),
-    wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
+    wait: waitFlag,
   }
 
   async run() {

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../lib/base-command.js'
+import {BaseCommand, waitFlag} from '../lib/base-command.js'
 
 export default class RemoveUser extends BaseCommand<typeof RemoveUser> {
   static summary = 'Remove a user: their Slurm associations, their directory entry and, if asked, their home'
@@ -25,7 +25,7 @@ If a step fails, the error says what was removed and what is left, with the comm
   static flags = {
     'delete-home': Flags.boolean({default: false, description: 'also delete the user’s home and everything in it (default: keep it)'}),
     force: Flags.boolean({default: false, description: 'cancel the user’s active jobs first (default: refuse while they have some)'}),
-    wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
+    wait: waitFlag,
   }
 
   async run() {

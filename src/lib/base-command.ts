@@ -17,6 +17,9 @@ export function rendererPolicy(opts: {json: boolean; verbose: boolean; tty: bool
   return 'default'
 }
 
+/** `--wait`, for the commands that hold the cluster's lock (cluster/lock.ts) while they change it. */
+export const waitFlag = Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'})
+
 const isCi = () => Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0'
 
 export abstract class BaseCommand<T extends typeof Command> extends Command {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand} from '../../lib/base-command.js'
+import {BaseCommand, waitFlag} from '../../lib/base-command.js'
 
 export default class AccountsApply extends BaseCommand<typeof AccountsApply> {
   static summary = 'Make the cluster’s Slurm accounts, their limits and users what accounts.yaml declares'
@@ -24,7 +24,7 @@ GrpTRESMins is a budget: slurmctld counts every job's TRES-minutes against it (n
     file: Flags.string({char: 'f', description: 'the accounts file', default: 'accounts.yaml'}),
     prune: Flags.boolean({default: false, description: 'remove accounts, and users from accounts, that the file does not declare (never one with active jobs)'}),
     'dry-run': Flags.boolean({default: false, description: 'show the plan and change nothing'}),
-    wait: Flags.boolean({default: false, description: 'if another citc command holds the cluster, wait for it instead of refusing'}),
+    wait: waitFlag,
   }
 
   async run() {
