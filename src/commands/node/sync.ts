@@ -1,5 +1,5 @@
 // `citc node sync`: the watchdog (src/lib/nodes/node-sync.ts). A plain Command like the node programs
-// (start-up time: it runs every minute); its logic is imported inside run().
+// (start-up time: it runs every minute); its logic (lib/nodes) is imported inside run().
 import {Command, Flags} from '@oclif/core'
 
 const seconds = (description: string) => Flags.integer({min: 1, description, helpValue: 'SECONDS'})
@@ -27,39 +27,17 @@ Each run: an instance whose node is powered down or unknown to Slurm, older than
   async run() {
     const {flags} = await this.parse(NodeSync)
     const {syncFromHost} = await import('../../lib/nodes/node-sync.js')
-    const ms = (s?: number) => (s === undefined ? undefined : s * 1000)
-    const settings = Object.fromEntries(
-      Object.entries({orphanGraceMs: ms(flags['orphan-grace']), cooldownMs: ms(flags.cooldown), stuckMs: ms(flags.stuck)}).filter(([, v]) => v !== undefined),
-    )
+    const {syncService, syncSettings, syncSummary} = await import('../../lib/nodes/sync-service.js')
+    const settings = syncSettings({orphanGrace: flags['orphan-grace'], cooldown: flags.cooldown, stuck: flags.stuck})
     const once = () => syncFromHost({stateDir: flags['state-dir'], settings, echo: this.jsonEnabled() ? undefined : (l) => this.log(l)})
-    if (flags.every === undefined) {
-      const result = await once()
-      if ('skipped' in result) {
-        if (!this.jsonEnabled()) this.log(`node sync: nothing done: ${result.skipped}`)
-        return result
-      }
-      if (!this.jsonEnabled()) this.log(summary(result))
-      if (result.actions.some((a) => !a.ok)) process.exitCode = 1
+    if (flags.every !== undefined) return syncService(flags.every * 1000, once)
+    const result = await once()
+    if ('skipped' in result) {
+      if (!this.jsonEnabled()) this.log(`node sync: nothing done: ${result.skipped}`)
       return result
     }
-    // The loop of the service: stops at SIGTERM/SIGINT between runs; a failing run is logged, not fatal.
-    let stop = false
-    const onSignal = () => {
-      stop = true
-    }
-    process.once('SIGTERM', onSignal)
-    process.once('SIGINT', onSignal)
-    while (!stop) {
-      const started = Date.now()
-      await once().catch(() => undefined) // logged to the elastic log by syncFromHost
-      for (let left = flags.every * 1000 - (Date.now() - started); left > 0 && !stop; left -= 500) await new Promise((r) => setTimeout(r, Math.min(500, left)))
-    }
-    return {stopped: true}
+    if (!this.jsonEnabled()) this.log(syncSummary(result))
+    if (result.actions.some((a) => !a.ok)) process.exitCode = 1
+    return result
   }
-}
-
-function summary(r: {actions: Array<{ok: boolean}>; adminDown: Array<{name: string; reason: string}>; instances: number; nodes: number}): string {
-  const failed = r.actions.filter((a) => !a.ok).length
-  const quota = r.adminDown.length > 0 ? `; DOWN for an admin (quota, permission or setting): ${r.adminDown.map((q) => q.name).join(', ')}` : ''
-  return `node sync: ${r.nodes} node(s), ${r.instances} instance(s), ${r.actions.length} action(s)${failed ? `, ${failed} FAILED` : ''}${quota}`
 }
