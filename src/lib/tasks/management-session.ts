@@ -2,8 +2,9 @@
 // write every command to the run's log file, and close when the work ends — done, failed or
 // interrupted. Workflows open theirs with `wf.connect()` (workflow.ts: the workflow's Ctrl-C handling
 // and clean-ups close it); the read-only commands (users, usage, accounts, status, nodes,
-// rebuild-image --list) and `citc ssh -- COMMAND` with `withManagementNode`, which gives them what a
-// workflow would: Ctrl-C closes the session and ends in a `cancelled` error (exit 130, no stack trace).
+// rebuild-image --list), `citc ssh -- COMMAND`, cluster add's checks and destroy's power-down with
+// `withManagementNode`, which gives them what a workflow would: Ctrl-C closes the session and ends in
+// a `cancelled` error (exit 130, no stack trace).
 import type {ClusterRecord} from '../cluster/schema.js'
 import {cancelled} from '../errors.js'
 import {withLog} from '../transport/logged.js'

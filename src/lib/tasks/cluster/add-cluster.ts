@@ -11,6 +11,7 @@ import {type Io} from '../../io.js'
 import type {Provider} from '../../shapes/types.js'
 import {Controller} from '../../slurm/controller.js'
 import {connectSsh, fetchHostKeyFingerprint} from '../../transport/ssh/index.js'
+import {withManagementNode} from '../management-session.js'
 import {confirm} from '@inquirer/prompts'
 
 export interface ClusterAddInput {
@@ -72,16 +73,9 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
   }
 
   // 2. Connect with the pinned key and check the CitC layout before registering anything.
-  const transport = await connectSsh({
-    host: input.host,
-    port: input.port,
-    user: input.user,
-    privateKey: keyPath,
-    hostKeyFingerprint: seen.fingerprint,
-    readyTimeoutMs: 20_000,
-  })
-  let hostname: string
-  try {
+  const login = (signal: AbortSignal) =>
+    connectSsh({host: input.host, port: input.port, user: input.user, privateKey: keyPath, hostKeyFingerprint: seen.fingerprint, readyTimeoutMs: 20_000, signal})
+  const hostname = await withManagementNode(login, {command: 'citc cluster add'}, async (transport) => {
     const conf = await transport.readFile(input.confPath)
     if (!conf) {
       throw remoteError(`${input.confPath} does not exist on ${transport.description}: not a CitC-style management node`, {
@@ -97,10 +91,8 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
     if (which.exitCode !== 0) throw remoteError(`scontrol is not installed on ${transport.description}`)
     const controller = new Controller(transport, {confPath: input.confPath})
     if (!(await controller.ping())) io.note(`note: slurmctld on ${input.host} does not answer now; finish will start it.`)
-    hostname = (await transport.check(['hostname', '-s'])).stdout.trim()
-  } finally {
-    await transport.close()
-  }
+    return (await transport.check(['hostname', '-s'])).stdout.trim()
+  })
 
   // 3. Register: the key is copied into the cluster's keys/ (0600) so the state stands on its own.
   const record: ClusterRecord = {
