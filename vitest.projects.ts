@@ -17,6 +17,7 @@ export const INTEGRATION = [
   'test/cli/errors.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
+  'test/cli/interrupt.test.ts',
   'test/cli/manifest.test.ts',
   'test/cli/node-program.test.ts',
   // slurmctld + munged of the test's own.
