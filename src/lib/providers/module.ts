@@ -170,10 +170,10 @@ export interface ProviderModule<N extends string = string, D = unknown> {
    */
   shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**
-   * Nodes are placed in numbered availability domains: limits give a count per AD, node features
-   * carry ad=N, and the management node's shape is subtracted once from its AD's limit.
+   * The numbered availability domains nodes are placed in (limits give a count per AD, node features
+   * carry ad=N, and the management node's shape is subtracted once from its AD's limit), or false.
    */
-  availabilityDomains: boolean
+  availabilityDomains: false | readonly number[]
   /** `citc create` flags of a provider without a cloud part (local). */
   flags?: Record<string, CreateFlagSpec>
   /** Where its clusters' management node is: how citc reaches it, which workflows create and destroy it. */

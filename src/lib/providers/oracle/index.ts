@@ -52,7 +52,8 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
     const {oracleCatalogue} = await import('./shapes.js')
     return () => oracleCatalogue
   },
-  availabilityDomains: true,
+  // A region has at most three; limits.yaml numbers them 1-3 (as --zone does).
+  availabilityDomains: [1, 2, 3],
   managementNode: 'cloud-vm',
   slurm: CLOUD_SLURM,
   nodeConfig: oracleNodeConfig,
