@@ -195,6 +195,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
 export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs, D = unknown> extends ProviderModule<N, D> {
   cloud: CloudPart<S, I>
   nodeConfig: Required<NodeConfigSection<D>>
+  managementNode: 'cloud-vm'
 }
 
 /**

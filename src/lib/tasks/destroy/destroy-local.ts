@@ -10,6 +10,7 @@ import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
 import {localDriver} from '../../providers/local/driver.js'
+import {managedHere} from '../../providers/management-node.js'
 import {realContext} from '../../providers/types.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
@@ -29,7 +30,7 @@ async function nodeDriver() {
 export async function destroyLocal(io: Io, name: string, dataDir: string, packageRoot: string) {
   const registry = clusterRegistry(dataDir)
   const record = registry.get(name)
-  if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
+  if (!managedHere(record)) throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
   await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
   const stopped: string[] = []
   await clusterWorkflow(
