@@ -9,7 +9,7 @@ import type {Transport} from '../transport/types.js'
 import {providerModule} from './registry.js'
 
 /** The cluster's management node is the machine citc runs on (nothing to reach over SSH). */
-export function managedHere(record: Pick<ClusterRecord, 'provider'>): boolean {
+export function managedHere(record: {provider: string}): boolean {
   return providerModule(record.provider).managementNode === 'this-machine'
 }
 
