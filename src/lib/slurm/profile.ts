@@ -29,7 +29,9 @@ export interface SlurmProfile {
   /**
    * Elastic nodes that share one address and are told apart by port (slurmd processes on one machine):
    * the address, and the first port of the first shape's range (nodes.ts gives each shape its own).
-   * Undefined: every node has an address of its own.
+   * Undefined: every node has an address of its own. It concerns the provider's elastic groups (the
+   * ones limits.yaml makes); another kind of group carries its own addresses (NodeGroup.sharedAddress
+   * is per group, and the renderer reads only that).
    */
   sharedNodeAddress?: {addr: string; firstPort: number}
 }
