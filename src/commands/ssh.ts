@@ -21,6 +21,7 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {which} = await import('../lib/tools/exec.js')
     const {runAttached} = await import('../lib/tools/exec.js')
+    const {managedHere} = await import('../lib/providers/management-node.js')
     const {writeKnownHosts} = await import('../lib/transport/management.js')
     const {remoteCommand, sshArgs} = await import('../lib/transport/ssh-command.js')
     const {withManagementNode} = await import('../lib/tasks/management-session.js')
@@ -31,7 +32,7 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.flags.cluster)
     const record = registry.get(name)
-    if (record.provider === 'local') throw usageError(`${name} is a local cluster: its management node is this machine`, 'run the command here directly')
+    if (managedHere(record)) throw usageError(`${name} is a ${record.provider} cluster: its management node is this machine`, 'run the command here directly')
 
     if (command) {
       const json = this.jsonEnabled()
