@@ -7,7 +7,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
-import {removeUser, type RemoveUserOptions} from '../../../src/lib/tasks/users/remove-user.js'
+import {removeUser, type RemoveUserOptions} from '../../../src/lib/tasks/remove-user/remove-user.js'
 import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../helpers/memory-node.js'
 import {MemoryTransport} from '../../helpers/memory-transport.js'
 
