@@ -3,12 +3,12 @@
 // failure. The same steps against a real slurmctld over sshd are in test/e2e/finish-apply.test.ts.
 import {describe, expect, it} from 'vitest'
 
-import {CitcError} from '../../../src/lib/errors.js'
-import {Controller} from '../../../src/lib/slurm/controller.js'
-import {expandHostlist} from '../../../src/lib/slurm/hostlist.js'
-import {applyFinish, finishUnattended, readClusterState} from '../../../src/lib/tasks/finish/apply-config.js'
-import {generateAndPlan} from '../../../src/lib/tasks/finish/generate-config.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {CitcError} from '../../../../src/lib/errors.js'
+import {Controller} from '../../../../src/lib/slurm/controller.js'
+import {expandHostlist} from '../../../../src/lib/slurm/hostlist.js'
+import {applyFinish, finishUnattended, readClusterState} from '../../../../src/lib/tasks/finish/apply-config.js'
+import {generateAndPlan} from '../../../../src/lib/tasks/finish/generate-config.js'
+import {MemoryTransport} from '../../../helpers/memory-transport.js'
 
 const CONF = '/etc/slurm/slurm.conf'
 const GRES = '/etc/slurm/gres.conf'
