@@ -9,8 +9,8 @@ import {PROVIDER_NAMES} from '../../../../src/lib/providers/registry.js'
 import {resolveCloudCreate} from '../../../../src/lib/tasks/create/cloud-wizard.js'
 import {resolveLocalCreate} from '../../../../src/lib/tasks/create/local-wizard.js'
 import {askProvider} from '../../../../src/lib/tasks/create/resolve-create.js'
-import {scriptedIo, scriptedPrompts} from '../../providers/scripted-prompts.js'
-import {fakeHomes} from '../../../helpers/fake-home.js'
+import {scriptedIo, scriptedPrompts} from '../../../doubles/scripted-prompts.js'
+import {fakeHomes} from '../../../doubles/home.js'
 
 const homes = fakeHomes('citc-wizard-')
 const {home, root} = homes
