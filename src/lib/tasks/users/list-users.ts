@@ -7,7 +7,7 @@ import {CLUSTER_JSON, readManagementContract} from '../../cluster/management-con
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {Io} from '../../io.js'
 import type {Transport} from '../../transport/types.js'
-import {Accounting} from '../../users/accounting.js'
+import {Accounting} from '../../accounts/sacctmgr.js'
 import {Directory, LDAP_JSON, readLdapConfig} from '../../users/directory.js'
 import {FORBIDDEN_IN_NAME} from '../../users/validate.js'
 import {withManagementNode} from '../management-session.js'
