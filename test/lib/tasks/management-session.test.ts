@@ -12,7 +12,7 @@ import {classify} from '../../../src/lib/base-command.js'
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
 import {withManagementNode} from '../../../src/lib/tasks/management-session.js'
 import {clusterWorkflow, namingFullLog, type WorkflowSpec} from '../../../src/lib/tasks/workflow.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 let dir: string
 beforeEach(() => {
