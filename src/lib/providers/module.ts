@@ -137,7 +137,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   /**
    * The shape catalogue (limits.yaml's shape names), imported when asked for: the tables are the
    * modules' largest files and most commands (the node programs) never look a shape up.
-   * shapes/index.ts imports every catalogue once, for the commands that do.
+   * providers/catalogues.ts imports every catalogue once, for the commands that do.
    */
   shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**

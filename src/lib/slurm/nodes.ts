@@ -1,7 +1,8 @@
 // From validated limits and a shape catalogue to node groups: one group per shape (and AD on oracle),
 // which becomes exactly one NodeName line. Pure: no I/O.
-import type {Limits, LimitsEntry, PartitionSpec} from '../config/limits-types.js'
-import type {Arch, Gpu, Provider, Shape, ShapeCatalogue} from '../shapes/types.js'
+import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
+import type {Arch, Gpu, Shape, ShapeCatalogue} from '../shapes/types.js'
+import type {Provider} from '../providers/registry.js'
 
 export const DEFAULT_PARTITION = 'compute'
 /** Slurm's largest usable node Weight. */

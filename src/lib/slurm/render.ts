@@ -2,7 +2,7 @@
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
 import {posix} from 'node:path'
 
-import type {Provider} from '../shapes/types.js'
+import type {Provider} from '../providers/registry.js'
 import {CitcError} from '../errors.js'
 import {parseConfLine} from './conf-parse.js'
 import {isBlockKey} from './managed-keys.js'
