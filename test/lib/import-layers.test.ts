@@ -23,12 +23,12 @@ const LAYERS: string[][] = [
   ['tasks', 'nodes'],
   // What citc does on a cluster: nodes, accounts, users, usage, images, slurm.conf.
   ['usage', 'accounts', 'users', 'images'],
-  ['slurm'],
-  // A cluster as citc keeps it: cluster.yaml, cluster.json, keys, lock, journal. Their provider
-  // parts come from the provider modules below (the registry's one list).
-  ['cluster'],
-  // limits.yaml and the YAML reader.
+  // limits.yaml (parsed into slurm/'s model) and the YAML reader.
   ['config'],
+  ['slurm'],
+  // A cluster as citc keeps it: cluster.yaml, cluster.json, keys, lock, journal, the way to its
+  // management node. Their provider parts come from the provider modules below (the registry's list).
+  ['cluster'],
   // Everything provider-specific, behind ProviderModule; takes what it needs of a cluster as plain values.
   ['providers'],
   ['shapes'],
@@ -37,7 +37,7 @@ const LAYERS: string[][] = [
   ['tools'],
   // The commands' base class is above its users in src/commands; here only its types are imported.
   ['base-command.ts'],
-  ['io.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts'],
+  ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts'],
   ['errors.ts'],
 ]
 

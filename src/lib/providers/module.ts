@@ -10,7 +10,7 @@
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
-import type {ImageBuilderFactory} from '../images/types.js'
+import type {ImageBuilderFactory} from './image-types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'

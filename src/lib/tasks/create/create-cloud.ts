@@ -27,10 +27,11 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {KEY_FILES} from '../../cluster/keys.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {CitcError, usageError, withRetry} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
-import {KEY_FILES, terraformEnvFor} from '../../providers/cloud-cluster.js'
+import {terraformEnvFor} from '../../providers/cloud-cluster.js'
 import type {CloudProvider} from '../../providers/cloud.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
 import type {ResolvedCloudCreate} from './cloud-wizard.js'

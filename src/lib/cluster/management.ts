@@ -6,14 +6,14 @@ import {join} from 'node:path'
 
 import writeFileAtomic from 'write-file-atomic'
 
-import type {ClusterPaths} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
-import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
-import {elevated} from './elevate.js'
-import {localTransport} from './local.js'
-import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh/index.js'
-import type {Transport} from './types.js'
+import {elevated} from '../transport/elevate.js'
+import {localTransport} from '../transport/local.js'
+import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from '../transport/ssh/index.js'
+import type {Transport} from '../transport/types.js'
+import {KEY_FILES} from './keys.js'
+import type {ClusterPaths} from './registry.js'
+import {PENDING_HOST, type ClusterRecord} from './schema.js'
 
 /** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */
 function assertReachable(record: ClusterRecord): void {
