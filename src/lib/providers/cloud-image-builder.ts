@@ -1,4 +1,4 @@
-// What the three clouds' image builders share (ImageBuilder, images/types.ts): Packer runs on the
+// What the three clouds' image builders share (ImageBuilder, image-types.ts): Packer runs on the
 // management node with templates/packer/cloud.pkr.hcl of the citc installed there, compute.yml gets
 // the variables management.yml got, the munge key and the compute nodes' shared host keys are read
 // there by Packer's file provisioners, and which image is current per architecture is recorded there
