@@ -19,8 +19,7 @@ import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
-import {nodeConfigSchema} from '../providers/node-driver-vars.js'
-import {PROVIDER_MODULES, type NodeConfigs} from '../providers/registry.js'
+import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
 export const CLUSTER_JSON = '/etc/citc/cluster.json'
@@ -49,12 +48,20 @@ type CommonFields = z.output<z.ZodObject<typeof commonFields>>
 export type ManagementContract = {[P in keyof NodeConfigs]: CommonFields & {provider: P; driver: NodeConfigs[P]}}[keyof NodeConfigs]
 export type ManagementProvider = ManagementContract['provider']
 
+/** Each provider's section's schema, built once when first needed (the union below builds them all). */
+const sectionSchemas = new Map<string, z.ZodType>()
+function sectionSchema(provider: string): z.ZodType {
+  let schema = sectionSchemas.get(provider)
+  if (!schema) sectionSchemas.set(provider, (schema = providerModule(provider).nodeConfig.schema(z)))
+  return schema
+}
+
 let contractSchema: z.ZodType<ManagementContract> | undefined
 /** One variant per provider module, keyed by `provider`. */
 function managementContractSchema(): z.ZodType<ManagementContract> {
   contractSchema ??= z.discriminatedUnion(
     'provider',
-    PROVIDER_MODULES.map((m) => z.object({...commonFields, provider: z.literal(m.name), driver: nodeConfigSchema(m.name)})) as unknown as [z.ZodObject, ...z.ZodObject[]],
+    PROVIDER_MODULES.map((m) => z.object({...commonFields, provider: z.literal(m.name), driver: sectionSchema(m.name)})) as unknown as [z.ZodObject, ...z.ZodObject[]],
   ) as unknown as z.ZodType<ManagementContract>
   return contractSchema
 }

@@ -1,20 +1,12 @@
-// The provider's section (`driver`) of the management node's /etc/citc/cluster.json: its schema, as the
-// provider's module declares it (nodeConfig, in providers/<name>/node-config.ts), and — for a cloud
-// cluster — the section made from Terraform's outputs, which the playbooks write there as the variable
-// `citc_node_driver`. cluster/management-contract.ts puts every provider's section in one schema.
+// The provider's section (`driver`) of the management node's /etc/citc/cluster.json for a cloud cluster:
+// made from Terraform's outputs and checked against the section's schema (nodeConfig, in
+// providers/<name>/node-config.ts), the playbooks write it there from the variable `citc_node_driver`.
+// cluster/management-contract.ts reads it back (the node programs do not load this file).
 import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
 import type {TerraformOutputValues} from './cloud-node-config.js'
 import {providerModule} from './registry.js'
-
-/** Each provider's section's schema, built once when first needed (the contract's union builds them all). */
-const sectionSchemas = new Map<string, z.ZodType>()
-export function nodeConfigSchema(provider: string): z.ZodType {
-  let schema = sectionSchemas.get(provider)
-  if (!schema) sectionSchemas.set(provider, (schema = providerModule(provider).nodeConfig.schema(z)))
-  return schema
-}
 
 /**
  * The playbook variable `citc_node_driver` for a cloud cluster: its provider's section of cluster.json,
@@ -23,9 +15,9 @@ export function nodeConfigSchema(provider: string): z.ZodType {
  */
 export function nodeDriverVars(provider: string, outputs: TerraformOutputValues, cluster = '<cluster>'): Record<string, unknown> {
   // local: no Terraform, and the driver's defaults (its section holds overrides only).
-  const {fromOutputs} = providerModule(provider).nodeConfig
+  const {fromOutputs, schema} = providerModule(provider).nodeConfig
   if (!fromOutputs) return {}
-  const r = nodeConfigSchema(provider).safeParse(fromOutputs(outputs))
+  const r = schema(z).safeParse(fromOutputs(outputs))
   if (!r.success) {
     const fields = r.error.issues.map((i) => ['driver', ...i.path].join('.'))
     throw new CitcError('invalidInput', `the Terraform outputs of this ${provider} cluster do not give its node driver what it needs: ${r.error.issues.map((i, n) => `${fields[n]}: ${i.message}`).join('; ')}`, {
