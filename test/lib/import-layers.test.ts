@@ -23,21 +23,23 @@ const LAYERS: string[][] = [
   ['tasks', 'nodes'],
   // What citc does on a cluster: nodes, accounts, users, usage, images, slurm.conf.
   ['usage', 'accounts', 'users', 'images'],
-  // limits.yaml (parsed into slurm/'s model) and the YAML reader.
+  // limits.yaml (parsed into slurm/'s model, checked against the provider's module) and the YAML reader.
   ['config'],
-  ['slurm'],
   // A cluster as citc keeps it: cluster.yaml, cluster.json, keys, lock, journal, the way to its
   // management node. Their provider parts come from the provider modules below (the registry's list).
   ['cluster'],
-  // Everything provider-specific, behind ProviderModule; takes what it needs of a cluster as plain values.
+  // Everything provider-specific, behind ProviderModule. Reads a cluster through ClusterView
+  // (providers/cluster-view.ts) and is handed what lives in cluster/ (the management contract's reader).
   ['providers'],
+  // slurm.conf's node model and renderers (pure), hostlists, scontrol: told what a provider needs, never which.
+  ['slurm'],
   ['shapes'],
   ['transport'],
   // exec (the one importer of execa), Terraform, Ansible, tar.
   ['tools'],
   // The commands' base class is above its users in src/commands; here only its types are imported.
   ['base-command.ts'],
-  ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts'],
+  ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts', 'stand-in.ts'],
   ['errors.ts'],
 ]
 

@@ -13,6 +13,7 @@ import type {InputProblem} from '../errors.js'
 import type {ImageBuilderFactory} from './image-types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
+import type {CloudErrorHints} from '../tools/terraform.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
 import type {TerraformOutputValues} from './cloud-node-config.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
@@ -59,18 +60,6 @@ export interface CreateQuestions {
   invalid(flag: string, message: string): Error
 }
 
-/** Hints for the cloud's own errors, by what went wrong (Terraform's today; images and drivers meet the same). */
-export interface CloudErrorHints {
-  /** Renew or fix the credentials (without the "then …" part). */
-  credentials: string
-  /** Raise the quota or change the request. */
-  quota: string
-  /** What to change when the cloud has no capacity: "zone (--zone)". */
-  capacityPlace: string
-  /** Where else to look for a shape: "region or zone". */
-  shapePlace: string
-}
-
 /** What a cloud provider adds: credentials, Terraform, sweeping and the create questions. */
 export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloudInputs> {
   defaults: ProviderDefaults
@@ -115,8 +104,7 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
    * is this provider's catalogue (the management node's architecture is its shape's).
    */
   tfvars(inputs: I, shapes: ShapeCatalogue): Record<string, string | number>
-  /** Recognises this cloud in Terraform's output (for hints when the caller did not say which cloud). */
-  recognize: RegExp
+  /** The wording of the hints for this cloud's own errors (create and destroy hand it to tools/terraform.ts). */
   errorHints: CloudErrorHints
 
   // Leftovers

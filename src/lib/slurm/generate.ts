@@ -1,7 +1,6 @@
 // limits → the files finish writes. Pure: the caller brings the limits, catalogue and current files.
 import type {Limits} from './limits-types.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
-import type {Provider} from '../providers/registry.js'
 import {buildNodeGroups, type NodeGroup, nodeName, type PartitionDef} from './nodes.js'
 import {type BaseInput, type ElasticSettings, mergeSlurmConf, renderBase, renderGresConf, renderManagedBlock, chainedPrologs, sitePrologSlurmctld} from './render.js'
 
@@ -14,7 +13,7 @@ export interface Generated {
 }
 
 export function generateConfig(input: {
-  provider: Provider
+  provider: string
   clusterId: string
   limits: Limits
   catalogue: ShapeCatalogue

@@ -2,7 +2,6 @@
 // which becomes exactly one NodeName line. Pure: no I/O.
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
 import type {Arch, Gpu, Shape, ShapeCatalogue} from '../shapes/types.js'
-import type {Provider} from '../providers/registry.js'
 
 export const DEFAULT_PARTITION = 'compute'
 /** Slurm's largest usable node Weight. */
@@ -93,7 +92,7 @@ export function shapeWeight(shape: Shape): number {
 
 export interface BuildOptions {
   clusterId: string
-  provider: Provider
+  provider: string
   catalogue: ShapeCatalogue
 }
 

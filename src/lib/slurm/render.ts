@@ -2,7 +2,6 @@
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
 import {posix} from 'node:path'
 
-import type {Provider} from '../providers/registry.js'
 import {CitcError} from '../errors.js'
 import {parseConfLine} from './conf-parse.js'
 import {isBlockKey} from './managed-keys.js'
@@ -28,7 +27,7 @@ export interface ElasticSettings {
   launchProlog: boolean
 }
 
-export function defaultElasticSettings(provider: Provider, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
+export function defaultElasticSettings(provider: string, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
   // Local nodes are processes that start in about a second: short timeouts make failures show at once,
   // and a short SuspendTime makes idle nodes visibly power down. Cloud VMs need minutes to boot;
   // ResumeRate 20 stays under Oracle's API rate limit, as CitC found.
@@ -38,7 +37,7 @@ export function defaultElasticSettings(provider: Provider, programsDir = '/usr/l
 }
 
 export interface BlockInput {
-  provider: Provider
+  provider: string
   groups: NodeGroup[]
   partitions: PartitionDef[]
   elastic: ElasticSettings
@@ -98,7 +97,7 @@ export function renderManagedBlock(input: BlockInput): string {
   return lines.join('\n') + '\n'
 }
 
-function nodeLine(g: NodeGroup, provider: Provider): string {
+function nodeLine(g: NodeGroup, provider: string): string {
   const parts = [
     `NodeName=${g.hostlist}`,
     'State=CLOUD',
@@ -141,7 +140,7 @@ export function renderGresConf(groups: NodeGroup[]): string {
 /** What the management playbook decided; the part of slurm.conf outside the managed block. */
 export interface BaseInput {
   clusterId: string
-  provider: Provider
+  provider: string
   /** The controller's hostname (it must match the host slurmctld runs on). */
   controllerHost: string
   controllerAddr?: string

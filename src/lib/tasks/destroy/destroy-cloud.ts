@@ -84,7 +84,7 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
     },
     async (wf) => {
       const tool = await wf.guard(() => detectTerraform({signal: wf.signal}))
-      const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform-destroy'), env: terraformEnvFor(record), signal: wf.signal, cloud: provider})
+      const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform-destroy'), env: terraformEnvFor(record), signal: wf.signal, hints: cloudModule(provider).cloud.errorHints})
       const warn = (m: string) => {
         progress.warnings.push(m)
         io.note(`warning: ${m}`)
