@@ -10,12 +10,12 @@
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
-import type {ImageBuilderFactory} from './image-types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {CloudErrorHints} from '../tools/terraform.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
 import type {TerraformOutputValues} from './cloud-node-config.js'
+import type {ImageBuilderFactory} from './image-types.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 import type {NodeDriver} from './types.js'
 
