@@ -1,6 +1,7 @@
 // The management node of a cluster citc knows, over SSH with the pinned host key — as the login user,
 // or as root (through sudo when the login user is not root: cloud images). Also the known_hosts file
-// the system's `ssh` needs to check the same pinned key (`citc ssh`).
+// the system's `ssh` needs to check the same pinned key (`citc ssh`). Whether a cluster's management
+// node is reached over SSH at all is its provider's: management-node.ts.
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -8,7 +9,6 @@ import writeFileAtomic from 'write-file-atomic'
 
 import {CitcError} from '../errors.js'
 import {elevated} from '../transport/elevate.js'
-import {localTransport} from '../transport/local.js'
 import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from '../transport/ssh/index.js'
 import type {Transport} from '../transport/types.js'
 import {KEY_FILES} from './keys.js'
@@ -31,8 +31,7 @@ export interface ManagementOptions {
   readyTimeoutMs?: number
 }
 
-export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
-  if (record.provider === 'local') return localTransport()
+export async function connectOverSsh(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
   assertReachable(record)
   const ssh = await connectSsh({...sshTargetOf(record), readyTimeoutMs: opts.readyTimeoutMs ?? 20_000, signal: opts.signal})
   return opts.asRoot ? asRootOn(record, ssh) : ssh

@@ -5,8 +5,8 @@ import {parseLimits} from '../../config/limits.js'
 import type {Limits} from '../../slurm/limits-types.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {catalogueFor} from '../../providers/catalogues.js'
+import {providerModule, type Provider} from '../../providers/registry.js'
 import {suggestShapes} from '../../shapes/suggest.js'
-import type {Provider} from '../../providers/registry.js'
 import {type Generated, generateConfig} from '../../slurm/generate.js'
 import {type FinishPlan, planFinish} from '../../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../../slurm/render.js'
@@ -33,17 +33,19 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
     suggest: (name) => suggestShapes(catalogue, name),
     mgmt: req.mgmt,
   })
-  const elastic = {...defaultElasticSettings(req.provider), ...req.elastic}
+  const {slurm} = providerModule(req.provider)
+  const elastic = {...defaultElasticSettings(slurm.power), ...req.elastic}
   const base: BaseInput = {
     clusterId: req.clusterId,
     provider: req.provider,
     controllerHost: `${req.clusterId}-mgmt`,
-    slurmUser: req.provider === 'local' ? 'root' : 'slurm',
+    slurmUser: slurm.user,
     accounting: true,
     ...req.base,
   }
   const generated = generateConfig({
     provider: req.provider,
+    slurm,
     clusterId: req.clusterId,
     limits,
     catalogue,
@@ -65,6 +67,7 @@ export function generateAndPlan(state: ClusterState, request: Omit<GenerateReque
 
 /** What finish generates for a registered or created cluster. */
 export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string) {
+  const {slurm} = providerModule(record.provider)
   return {
     provider: record.provider as Provider,
     clusterId: record.name,
@@ -74,9 +77,8 @@ export function requestFor(record: ClusterRecord, limitsFile: string, limitsText
     elastic: {programsDir: record.slurm.programsDir, ...elasticOverrides(record)},
     base: {
       controllerHost: record.mgmt.hostname ?? record.name + '-mgmt',
-      // Local nodes reach the controller on loopback, whatever the machine's name resolves to.
-      ...(record.provider === 'local' ? {controllerAddr: '127.0.0.1'} : {}),
-      slurmUser: record.provider === 'local' ? 'root' : 'slurm',
+      ...(slurm.controllerAddr === undefined ? {} : {controllerAddr: slurm.controllerAddr}),
+      slurmUser: slurm.user,
     },
   }
 }

@@ -11,7 +11,7 @@ import type {ImageBuilder, ImageInfo, ImageRecord} from '../../providers/image-t
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {providerModule} from '../../providers/registry.js'
 import type {Arch} from '../../shapes/types.js'
-import {connectCluster} from '../../cluster/connect.js'
+import {connectCluster} from '../../cluster/management-node.js'
 import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {clusterWorkflow, type Workflow} from '../workflow.js'

@@ -5,8 +5,7 @@ import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
-import {connectCluster} from '../../cluster/connect.js'
-import {connectManagement} from '../../cluster/management.js'
+import {connectCluster, connectManagement} from '../../cluster/management-node.js'
 import type {Transport} from '../../transport/types.js'
 
 export interface NodeRow {
