@@ -3,7 +3,12 @@
 // edge that closes a loop fails here, with the path of the loop and the import that makes each step.
 //
 // A layer is a folder directly under src/lib (providers/aws/driver.ts is in `providers`); a file
-// directly in src/lib is a layer of its own (errors.ts at the bottom, base-command.ts at the top).
+// directly in src/lib is a layer of its own (one "root" layer would tie errors.ts, which everything
+// imports, to base-command.ts, which imports io.ts and errors.ts).
+//
+// The order differs from design.md's rough one in one place: cluster/ is above providers/, because
+// cluster.yaml's and cluster.json's schemas are made from the provider modules (the registry's list),
+// and a provider reads a cluster through providers/cluster-view.ts.
 import {fileURLToPath} from 'node:url'
 
 import {describe, expect, it} from 'vitest'
@@ -21,7 +26,7 @@ const LAYERS: string[][] = [
   // Workflows: one folder per command; nodes/node-sync.ts's syncFromHost is the node sync program,
   // which starts from cluster.json as tasks/node-programs.ts's do.
   ['tasks', 'nodes'],
-  // What citc does on a cluster: nodes, accounts, users, usage, images, slurm.conf.
+  // What citc does on a cluster: accounts, users, usage, images.
   ['usage', 'accounts', 'users', 'images'],
   // limits.yaml (parsed into slurm/'s model, checked against the provider's module) and the YAML reader.
   ['config'],
@@ -37,8 +42,9 @@ const LAYERS: string[][] = [
   ['transport'],
   // exec (the one importer of execa), Terraform, Ansible, tar.
   ['tools'],
-  // The commands' base class is above its users in src/commands; here only its types are imported.
+  // The commands' base class (src/commands extend it); in src/lib only its types are imported.
   ['base-command.ts'],
+  // Leaves: each imports errors.ts at most (stand-in.ts: the test seams, when they land).
   ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts', 'stand-in.ts'],
   ['errors.ts'],
 ]
