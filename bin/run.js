@@ -4,7 +4,7 @@
 // the oclif command does (src/commands/node/program.ts). Anything else — help, flags — goes to oclif.
 const [, , topic, program, hostlist, ...rest] = process.argv
 if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostlist && !hostlist.startsWith('-') && rest.length === 0) {
-  const {nodeProgramMain} = await import('../dist/lib/tasks/node-programs.js')
+  const {nodeProgramMain} = await import('../dist/lib/tasks/node/node-programs.js')
   process.exitCode = await nodeProgramMain(program, hostlist)
 } else {
   const {execute} = await import('@oclif/core')

@@ -44,7 +44,7 @@ describe('what a node program loads', () => {
     expect(r.code).toBe(4)
     const dist = pathToFileURL(join(ROOT, 'dist')).href
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
-    expect(ours).toContain('lib/tasks/node-programs.js')
+    expect(ours).toContain('lib/tasks/node/node-programs.js')
     expect(ours).toContain('lib/cluster/management-contract.js')
     expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/(cloud|catalogues)\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })

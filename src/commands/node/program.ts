@@ -3,7 +3,7 @@
 // The three node programs share one shape: a hidden command taking Slurm's hostlist argument.
 import {Args, Command} from '@oclif/core'
 
-import type {NodeProgram} from '../../lib/tasks/node-programs.js'
+import type {NodeProgram} from '../../lib/tasks/node/node-programs.js'
 
 export function nodeProgramCommand(program: NodeProgram, summary: string) {
   return class extends Command {
@@ -15,7 +15,7 @@ export function nodeProgramCommand(program: NodeProgram, summary: string) {
 
     async run() {
       const {args} = await this.parse()
-      const {nodeProgramMain} = await import('../../lib/tasks/node-programs.js')
+      const {nodeProgramMain} = await import('../../lib/tasks/node/node-programs.js')
       // bin/run.js runs this directly for a plain `citc node <program> <hostlist>`; the same code here.
       const code = await nodeProgramMain(program, args.hostlist)
       if (code !== 0) this.exit(code)
