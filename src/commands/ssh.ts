@@ -21,8 +21,8 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {which} = await import('../lib/tools/exec.js')
     const {runAttached} = await import('../lib/tools/exec.js')
-    const {managedHere} = await import('../lib/providers/management-node.js')
-    const {writeKnownHosts} = await import('../lib/transport/management.js')
+    const {managedHere} = await import('../lib/cluster/management-node.js')
+    const {writeKnownHosts} = await import('../lib/cluster/management.js')
     const {remoteCommand, sshArgs} = await import('../lib/transport/ssh-command.js')
     const {withManagementNode} = await import('../lib/tasks/management-session.js')
     // oclif parses the flags (and says which words are arguments); the command is what follows `--`.

@@ -46,6 +46,6 @@ describe('what a node program loads', () => {
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
     expect(ours).toContain('lib/tasks/node/node-programs.js')
     expect(ours).toContain('lib/cluster/management-contract.js')
-    expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/cloud\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
+    expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/(cloud|catalogues)\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })
 })

@@ -8,7 +8,7 @@
 import type {ClusterRecord} from '../cluster/schema.js'
 import {cancelled} from '../errors.js'
 import {withLog} from '../transport/logged.js'
-import {connectManagement} from '../providers/management-node.js'
+import {connectManagement} from '../cluster/management-node.js'
 import type {Transport} from '../transport/types.js'
 import {withInterrupts} from './listr.js'
 

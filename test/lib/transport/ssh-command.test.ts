@@ -11,7 +11,7 @@ import {describe, expect, it} from 'vitest'
 
 import Ssh from '../../../src/commands/ssh.js'
 import {CitcError} from '../../../src/lib/errors.js'
-import {shellQuote} from '../../../src/lib/transport/quote.js'
+import {shellQuote} from '../../../src/lib/shell-quote.js'
 import {knownHostsAlgorithm, remoteCommand, sshArgs} from '../../../src/lib/transport/ssh-command.js'
 
 /** The remote command of `citc ssh ARGV…`, parsed as the command parses it. */

@@ -1,11 +1,10 @@
 // `citc status` and `citc nodes`: the cluster, its controller's health, and every node — powered-down
 // cloud nodes included (plain sinfo hides them).
 import {clusterRegistry} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
-import {PENDING_HOST} from '../../providers/cloud-cluster.js'
 import {withManagementNode} from '../management-session.js'
 
 export interface NodeRow {
