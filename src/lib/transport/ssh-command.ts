@@ -1,6 +1,6 @@
-// The command lines of `citc ssh`, written once: the system ssh's arguments to reach a management node
-// with its pinned host key only (`citc ssh` runs them; create prints them, quoted by shell-quote.ts), and the
-// remote command a user gives after `--`.
+// The command lines of `citc ssh`, written once: the system ssh's arguments to reach a management
+// node with its pinned host key only (`citc ssh` runs them; create prints them, quoted by
+// shell-quote.ts), and the remote command a user gives after `--`.
 import {readFileSync} from 'node:fs'
 
 import {usageError} from '../errors.js'
