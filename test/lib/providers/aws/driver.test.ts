@@ -139,7 +139,7 @@ describe('resume', () => {
       const p = params(r)
       expect([p.get('MinCount'), p.get('MaxCount')]).toEqual(['1', '1'])
       expect(p.has('IamInstanceProfile.Arn') || p.has('IamInstanceProfile.Name')).toBe(false)
-      // The SDK's own retries are off: the driver decides (notes §3.1).
+      // The SDK's own retries are off (maxAttempts 1): the driver decides.
       expect(r.headers['amz-sdk-request']).toBe('attempt=1; max=1')
     }
     expect(fake.instances[0]!.clientToken).not.toBe(fake.instances[1]!.clientToken)
