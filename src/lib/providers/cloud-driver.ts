@@ -15,9 +15,10 @@ import {createHash} from 'node:crypto'
 import {existsSync, readFileSync} from 'node:fs'
 
 import pLimit from 'p-limit'
-import {z, type z as Zod} from 'zod'
+import type {z as Zod} from 'zod'
 
 import {IMAGES_JSON, parseImageState} from './cloud-image-state.js'
+import {checkSection} from './driver-section.js'
 import {failureReason, type NodeFailure} from './node-failures.js'
 import {nodeUserData} from './node-user-data.js'
 import {TokenBucket, type RateLimit} from './rate-limit.js'
@@ -259,18 +260,13 @@ export interface CloudAdapter<D extends {mgmtPrivateIp: string}> {
  * fails here, before any node is touched, with each field that is wrong), then cloudNodeDriver over
  * the cloud's api. A new cloud gives only its adapter.
  */
-export function cloudDriverFactory<D extends {mgmtPrivateIp: string}>(adapter: CloudAdapter<D>): NodeDriverFactory<D> {
-  let schema: Zod.ZodType<D> | undefined
+export function cloudDriverFactory<D extends {mgmtPrivateIp: string}>(adapter: CloudAdapter<D>): NodeDriverFactory {
   return (input) => {
-    const r = (schema ??= adapter.schema(z)).safeParse(input.section)
-    if (!r.success) {
-      const problems = r.error.issues.map((i) => `${i.path.join('.') || '(section)'}: ${i.message}`).join('; ')
-      throw new Error(`the ${adapter.provider} section of cluster.json cannot drive nodes: ${problems}`)
-    }
+    const section = checkSection(adapter.provider, adapter.schema, input.section)
     const standIn = input.standIn ?? {}
     const imagesJson = standIn.imagesJson ?? IMAGES_JSON
-    const api = adapter.api(r.data, {cluster: input.cluster, imagesJson, standIn})
+    const api = adapter.api(section, {cluster: input.cluster, imagesJson, standIn})
     const {rate, concurrency, retryBudgetMs} = standIn
-    return cloudNodeDriver({cluster: input.cluster, sharedDir: input.sharedDir, mgmtPrivateIp: r.data.mgmtPrivateIp, imagesJson, rate, concurrency, retryBudgetMs}, api)
+    return cloudNodeDriver({cluster: input.cluster, sharedDir: input.sharedDir, mgmtPrivateIp: section.mgmtPrivateIp, imagesJson, rate, concurrency, retryBudgetMs}, api)
   }
 }

@@ -150,7 +150,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   /** Its section of the management node's cluster.json: the node driver's settings there. */
   nodeConfig: NodeConfigSection<D>
   /** The node driver's factory (imported when asked for: only node programs need it). */
-  nodeDriver(): Promise<NodeDriverFactory<D>>
+  nodeDriver(): Promise<NodeDriverFactory>
   /** The image builder (`citc rebuild-image`, create's first image; imported when asked for). */
   imageBuilder(): Promise<ImageBuilderFactory | undefined>
   cloud?: CloudPart

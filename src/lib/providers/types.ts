@@ -63,20 +63,20 @@ export interface NodeDriver {
 }
 
 /** What every node driver is made from (node-programs.ts driverFor): the cluster, as cluster.json says. */
-export interface DriverInput<D = unknown> {
+export interface DriverInput {
   cluster: string
   /** Where the shared filesystem is mounted. */
   sharedDir: string
   /** slurm.conf as slurmctld reads it. */
   confPath: string
-  /** The provider's section of cluster.json (its module's nodeConfig). */
-  section: D
+  /** The provider's section of cluster.json (its module's nodeConfig): the factory checks it. */
+  section: unknown
   /** Tests and benchmarks only (stand-in.ts): doubles and shorter limits. */
   standIn?: DriverStandIn
 }
 
 /** A provider's node driver, made from its input (a module's nodeDriver() resolves to one). */
-export type NodeDriverFactory<D = unknown> = (input: DriverInput<D>) => NodeDriver
+export type NodeDriverFactory = (input: DriverInput) => NodeDriver
 
 /** A context with the real clock, for callers that do not inject one. */
 export function realContext(log: (message: string) => void, budgetMs: number): DriverContext {
