@@ -17,9 +17,12 @@
 // (AWS_EC2_METADATA_SERVICE_ENDPOINT, GCE_METADATA_HOST): citc writes no environment variable, so
 // whoever starts the process sets those, and the driver refuses a stand-in whose metadata endpoint
 // the environment does not carry (it would otherwise ask the real one, 169.254.169.254).
+import {readFileSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
 
 import {z} from 'zod'
+
+import {usageError} from './errors.js'
 
 /** A management node that is not the machine Terraform made (create-cloud.ts). */
 export interface ManagementNodeStandIn {
@@ -87,10 +90,10 @@ export function parseStandIn(text: string, file: string): StandIn {
   try {
     doc = JSON.parse(text)
   } catch (error) {
-    throw new Error(`stand-in ${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
+    throw usageError(`--stand-in ${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`)
   }
   const r = fileSchema.safeParse(doc)
-  if (!r.success) throw new Error(`stand-in ${file}: ${r.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`)
+  if (!r.success) throw usageError(`--stand-in ${file}: ${r.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`)
   const s: StandIn = r.data
   const here = (p: string | undefined) => p && resolve(dirname(resolve(file)), p)
   return {
@@ -98,6 +101,17 @@ export function parseStandIn(text: string, file: string): StandIn {
     ...(s.managementNode ? {managementNode: {...s.managementNode, playbook: here(s.managementNode.playbook), imageRoot: here(s.managementNode.imageRoot)}} : {}),
     ...(s.clusterJson ? {clusterJson: here(s.clusterJson)} : {}),
   }
+}
+
+/** The stand-in file a --stand-in flag names. */
+export function readStandInFile(file: string): StandIn {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw usageError(`--stand-in ${file}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  return parseStandIn(text, file)
 }
 
 /**

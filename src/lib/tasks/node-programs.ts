@@ -3,7 +3,7 @@
 // shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
 // step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
 // reason — so no job waits ResumeTimeout for a node that will never come.
-import {appendFileSync, existsSync, mkdirSync, readFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
@@ -13,7 +13,7 @@ import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../
 import {Controller, type NodeState} from '../slurm/controller.js'
 import {expandHostlist} from '../slurm/hostlist.js'
 import {featureValue} from '../slurm/nodes.js'
-import {parseStandIn, type StandIn} from '../stand-in.js'
+import {readStandInFile, type StandIn} from '../stand-in.js'
 import {localTransport} from '../transport/local.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
@@ -140,7 +140,7 @@ async function reportFailedStarts(controller: Controller, failed: NodeOutcome[],
  */
 export async function nodeProgramMain(program: NodeProgram, hostlist: string, standInFile?: string, write = (m: string) => process.stderr.write(m)): Promise<number> {
   try {
-    const standIn = standInFile === undefined ? undefined : parseStandIn(readFileSync(standInFile, 'utf8'), standInFile)
+    const standIn = standInFile === undefined ? undefined : readStandInFile(standInFile)
     const outcomes = await runNodeProgram(program, hostlist, standIn)
     // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
     return outcomes.length > 0 && outcomes.every((o) => !o.ok) ? 1 : 0
