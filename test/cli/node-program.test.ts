@@ -53,6 +53,8 @@ describe('what a node program loads', () => {
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
     expect(ours).toContain('lib/tasks/node-programs.js')
     expect(ours).toContain('lib/cluster/management-contract.js')
+    // bin/run.js's fast path, --stand-in included: oclif's command index (dist/index.js) is never loaded.
+    expect(ours).not.toContain('index.js')
     expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/cloud\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })
 })
