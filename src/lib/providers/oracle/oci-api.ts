@@ -84,8 +84,6 @@ export interface OciApiOptions {
   endpoints?: {api?: string; metadata?: string}
   /** Per-request time limit (default 60 s; a stand-in may shorten it). */
   requestTimeoutMs?: number
-  /** Tests only: an auth provider made elsewhere instead of instance principals. */
-  auth?: common.AuthenticationDetailsProvider
 }
 
 const STATE: Record<string, CloudInstance['state'] | undefined> = {
@@ -168,7 +166,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
   const compute = () =>
     (client ??= (async () => {
       quietSdkConsole()
-      const auth = o.auth ?? (await instancePrincipal(o.endpoints))
+      const auth = await instancePrincipal(o.endpoints)
       const c = new core.ComputeClient(
         {authenticationDetailsProvider: auth},
         {
