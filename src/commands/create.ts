@@ -103,12 +103,17 @@ Ctrl-C, skipping the steps done.`
       standIn: flags['stand-in'] ? (readStandInFile(flags['stand-in']).managementNode ?? {}) : {},
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
-    if ('local' in plan) {
-      const {createLocal} = await import('../lib/tasks/create/create-local.js')
-      return createLocal(io, plan.local, this.config.dataDir)
+    // The workflow is the provider module's (where its management node is: resolveCreate asks it).
+    switch (plan.workflow) {
+      case 'this-machine': {
+        const {createLocal} = await import('../lib/tasks/create/create-local.js')
+        return createLocal(io, plan.local, this.config.dataDir)
+      }
+      case 'cloud-vm': {
+        const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
+        return createCloud(io, plan.cloud, this.config.dataDir)
+      }
     }
-    const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
-    return createCloud(io, plan.cloud, this.config.dataDir)
   }
 }
 

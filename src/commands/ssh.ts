@@ -21,7 +21,8 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {which} = await import('../lib/tools/exec.js')
     const {runAttached} = await import('../lib/tools/exec.js')
-    const {connectManagement, writeKnownHosts} = await import('../lib/transport/management.js')
+    const {connectManagement, managedHere} = await import('../lib/providers/management-node.js')
+    const {writeKnownHosts} = await import('../lib/transport/management.js')
     const dashdash = this.argv.indexOf('--')
     const command = dashdash >= 0 ? this.argv.slice(dashdash + 1) : []
     const before = dashdash >= 0 ? this.argv.slice(0, dashdash) : this.argv
@@ -32,7 +33,7 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const registry = clusterRegistry(this.config.dataDir)
     const name = registry.resolveName(this.flags.cluster)
     const record = registry.get(name)
-    if (record.provider === 'local') throw usageError(`${name} is a local cluster: its management node is this machine`, 'run the command here directly')
+    if (managedHere(record)) throw usageError(`${name} is a ${record.provider} cluster: its management node is this machine`, 'run the command here directly')
 
     if (command.length > 0) {
       const transport = await connectManagement(record)

@@ -14,6 +14,7 @@ import {afterAll, beforeEach, describe, expect, it} from 'vitest'
 import {catalogueFor} from '../../src/lib/shapes/index.js'
 import {generateConfig} from '../../src/lib/slurm/generate.js'
 import {defaultElasticSettings} from '../../src/lib/slurm/render.js'
+import {awsModule} from '../../src/lib/providers/aws/index.js'
 
 const SCRIPT = join(import.meta.dirname, '../../playbooks/roles/nvidia_gpu/files/citc-gpu-check')
 
@@ -59,6 +60,7 @@ const dev = join(work, 'dev')
 mkdirSync(dev)
 const rendered = generateConfig({
   provider: 'aws',
+  slurm: awsModule.slurm,
   clusterId: 'demo',
   limits: {
     entries: [
@@ -70,7 +72,7 @@ const rendered = generateConfig({
     settings: {},
   },
   catalogue: catalogueFor('aws'),
-  elastic: defaultElasticSettings('aws'),
+  elastic: defaultElasticSettings(awsModule.slurm.power),
   base: {clusterId: 'demo', provider: 'aws', controllerHost: 'demo-mgmt', slurmUser: 'slurm', accounting: false},
 }).gresConf
 const gresConf = join(work, 'gres.conf')

@@ -10,7 +10,7 @@ import {isMap, isScalar, isSeq, type Node as YamlNode} from 'yaml'
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
-import {providerModule} from '../providers/registry.js'
+import {PROVIDER_MODULES, providerModule} from '../providers/registry.js'
 import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
@@ -36,7 +36,6 @@ const PARTITION_KEYS = ['default', 'maxTime', 'options'] as const
 /** Partition line options citc writes itself (PartitionName=… Nodes=… Default=… MaxTime=… State=UP). */
 const RESERVED_PARTITION_OPTIONS = ['PartitionName', 'Nodes', 'Default', 'MaxTime', 'State']
 
-const ORACLE_ADS = [1, 2, 3] as const
 /** The partition every node joins when limits.yaml names none (as CitC). */
 
 const SLURM_NAME = /^[A-Za-z0-9_.-]+$/
@@ -91,7 +90,7 @@ const keysAt = (path: YamlPath): readonly string[] | undefined => {
 
 /**
  * Parse and validate limits.yaml. Throws InvalidInputError (exit 3) listing every problem, sorted by
- * position. Entries come out in the order written; on oracle one entry per shape and AD.
+ * position. Entries come out in the order written; one per shape and AD where the provider has ADs.
  */
 export function parseLimits(text: string, opts: ParseLimitsOptions): Limits {
   const yaml = parseYamlDocument(text, opts.file)
@@ -198,7 +197,7 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
 
 const isNull = (n: YamlNode | undefined): boolean => isScalar(n) && n.value === null
 
-/** One shape (and, on oracle, its ADs): entries appended in the order written. */
+/** One shape (and its ADs, where the provider has them): entries appended in the order written. */
 function readShape(
   yaml: YamlFile,
   opts: ParseLimitsOptions,
@@ -294,13 +293,15 @@ function toPlain(yaml: YamlFile, path: YamlPath): unknown {
   return v
 }
 
-/** The count(s) of one shape: one without an AD, or one per AD on oracle. */
+/** The count(s) of one shape: one without an AD, or one per AD where the provider has availability domains. */
 function readCounts(yaml: YamlFile, provider: Provider, path: YamlPath, shape: string, problems: InputProblem[]): {ad?: number; count: number}[] {
   const node = yaml.node(path)
-  if (!providerModule(provider).availabilityDomains) {
+  const ads = providerModule(provider).availabilityDomains
+  if (!ads) {
     if (isMap(node)) {
+      const withAds = PROVIDER_MODULES.filter((m) => m.availabilityDomains).map((m) => m.name)
       problems.push(
-        yaml.problem(path, `AD maps ({AD: count}) are for oracle only; on ${provider} give the number of nodes, e.g. "${shape}: 4"`),
+        yaml.problem(path, `AD maps ({AD: count}) are for ${withAds.join(', ')} only; on ${provider} give the number of nodes, e.g. "${shape}: 4"`),
       )
       return []
     }
@@ -311,7 +312,7 @@ function readCounts(yaml: YamlFile, provider: Provider, path: YamlPath, shape: s
   if (!isMap(node)) {
     const v = isScalar(node) ? node.value : toPlain(yaml, path)
     problems.push(
-      yaml.problem(path, `on oracle give the nodes per availability domain, e.g. "${shape}: {1: ${typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : 2}}", not ${show(v)}`),
+      yaml.problem(path, `on ${provider} give the nodes per availability domain, e.g. "${shape}: {1: ${typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : 2}}", not ${show(v)}`),
     )
     return []
   }
@@ -328,9 +329,9 @@ function readCounts(yaml: YamlFile, provider: Provider, path: YamlPath, shape: s
     let ad: number | undefined
     if (typeof key === 'number' && Number.isInteger(key)) ad = key
     else if (typeof key === 'string' && /^\d+$/.test(key)) ad = Number(key)
-    if (ad === undefined || !(ORACLE_ADS as readonly number[]).includes(ad)) {
+    if (ad === undefined || !ads.includes(ad)) {
       problems.push(
-        yaml.problem(adPath, `${show(key)} is not an availability domain; AD keys are the numbers ${ORACLE_ADS.join(', ')}, e.g. {1: 2, 2: 1}`),
+        yaml.problem(adPath, `${show(key)} is not an availability domain; AD keys are the numbers ${ads.join(', ')}, e.g. {1: 2, 2: 1}`),
       )
       readCount(yaml, adPath, yaml.node(adPath), undefined, problems)
       continue

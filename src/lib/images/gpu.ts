@@ -1,10 +1,13 @@
 // What a compute image needs for the cluster's GPU shapes: compute.yml's variables for the nvidia_gpu
-// role (playbooks/roles/nvidia_gpu). Pure: the image builders merge the result into playbookVars().
+// role (playbooks/roles/nvidia_gpu). Pure: the image steps (tasks/rebuild-image/image-steps.ts
+// inputsStep) merge the result into the builder's playbookVars(), from the node groups of the slurm.conf
+// the cluster runs (gpuGroupsInConf): `finish` wrote one `Gres=gpu:<model>:<count>` per GPU shape there.
 //
 // One image serves every shape of a cluster, so it carries the NVIDIA driver as soon as one shape in
 // the limits has GPUs; nodes without GPUs boot it unchanged (the driver's packages start nothing, and
 // citc-gpu-check ends at once on a node gres.conf does not name).
 import {CitcError} from '../errors.js'
+import {parseConfLines} from '../slurm/conf-parse.js'
 import type {Shape} from '../shapes/types.js'
 
 export interface GpuImageVars {
@@ -35,4 +38,22 @@ export function gpuImageVars(shapes: readonly Pick<Shape, 'gpu'>[], options: Gpu
   }
   const gpu = shapes.some((s) => (s.gpu?.count ?? 0) > 0)
   return gpu && branch !== undefined ? {compute_gpu: true, nvidia_driver_branch: branch} : {compute_gpu: gpu}
+}
+
+/**
+ * The GPUs of each NodeName line of a slurm.conf (`Gres=gpu:<model>:<count>`, as finish renders a GPU
+ * shape; `gpu:<count>` without a model too). Lines without GPUs give nothing.
+ */
+export function gpuGroupsInConf(confText: string): Array<Pick<Shape, 'gpu'>> {
+  const out: Array<Pick<Shape, 'gpu'>> = []
+  for (const entry of parseConfLines(confText)) {
+    if (entry.key.toLowerCase() !== 'nodename') continue
+    for (const gres of (entry.pairs.get('gres') ?? '').split(',')) {
+      const parts = gres.split(':')
+      if (parts[0] !== 'gpu' || parts.length < 2) continue
+      const count = Number.parseInt(parts.at(-1)!, 10)
+      if (count > 0) out.push({gpu: {count, model: parts.length > 2 ? parts[1] : 'gpu'}})
+    }
+  }
+  return out
 }

@@ -13,6 +13,7 @@ import type {InputProblem} from '../errors.js'
 import type {ImageBuilderFactory} from '../images/types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
+import type {SlurmProfile} from '../slurm/profile.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
 import type {TerraformOutputValues} from './cloud-node-config.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
@@ -69,6 +70,8 @@ export interface CloudErrorHints {
   capacityPlace: string
   /** Where else to look for a shape: "region or zone". */
   shapePlace: string
+  /** Turn on what the cloud's API needs for the account (Terraform said the API is disabled); undefined: no such step. */
+  apiDisabled?: string
 }
 
 /** What a cloud provider adds: credentials, Terraform, sweeping and the create questions. */
@@ -119,10 +122,36 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
   recognize: RegExp
   errorHints: CloudErrorHints
 
+  /** The Packer plugin (github.com/hashicorp/<name>) of its source in templates/packer/cloud.pkr.hcl. */
+  packerPlugin: string
+
   // Leftovers
   /** The command-line tool the sweeper drives, and how to install it. */
   sweepTool: {tool: string; install: string}
   sweeper(ctx: SweepContext, settings: CommonCloudSettings & Partial<S>): CloudSweeper
+}
+
+/**
+ * Where a provider's clusters have their management node. It decides how citc reaches it and which
+ * create and destroy workflows make and take it away:
+ * - 'this-machine': the machine citc runs on (commands run here; nothing to reach over SSH, nothing to
+ *   register with `citc cluster add`): tasks/create/create-local.ts, tasks/destroy/destroy-local.ts;
+ * - 'cloud-vm': a VM its cloud part's Terraform makes, reached over SSH with the pinned host key (or a
+ *   machine registered with `citc cluster add`): tasks/create/create-cloud.ts, tasks/destroy/destroy-cloud.ts.
+ * Compute nodes are another matter: they come by node group, whatever the management node is.
+ */
+export type ManagementNodeKind = 'this-machine' | 'cloud-vm'
+
+/** A tool `citc doctor` checks on this machine for a provider (beyond the clouds' Terraform, npm and sweep tool). */
+export interface DoctorTool {
+  name: string
+  /** What needs it: "create and destroy with --provider local". */
+  purpose: string
+  required: boolean
+  /** How to read its version: the arguments, and a pattern whose first group is the version. */
+  version: {args: string[]; pick: RegExp}
+  /** How to get it when it is missing. */
+  install: string
 }
 
 export interface CatalogueOptions {
@@ -141,12 +170,18 @@ export interface ProviderModule<N extends string = string, D = unknown> {
    */
   shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**
-   * Nodes are placed in numbered availability domains: limits give a count per AD, node features
-   * carry ad=N, and the management node's shape is subtracted once from its AD's limit.
+   * The numbered availability domains nodes are placed in (limits give a count per AD, node features
+   * carry ad=N, and the management node's shape is subtracted once from its AD's limit), or false.
    */
-  availabilityDomains: boolean
+  availabilityDomains: false | readonly number[]
   /** `citc create` flags of a provider without a cloud part (local). */
   flags?: Record<string, CreateFlagSpec>
+  /** Where its clusters' management node is: how citc reaches it, which workflows create and destroy it. */
+  managementNode: ManagementNodeKind
+  /** What its clusters need of Slurm: SlurmUser, the controller's address, plugins, power-saving timings, node addresses. */
+  slurm: SlurmProfile
+  /** Tools `citc doctor` checks for it on this machine (the cloud part's are checked for every cloud). */
+  doctorTools?: readonly DoctorTool[]
   /** Its section of the management node's cluster.json: the node driver's settings there. */
   nodeConfig: NodeConfigSection<D>
   /** The node driver's factory (imported when asked for: only node programs need it). */
@@ -160,6 +195,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
 export interface CloudModule<N extends string = string, S = object, I extends CommonCloudInputs = CommonCloudInputs, D = unknown> extends ProviderModule<N, D> {
   cloud: CloudPart<S, I>
   nodeConfig: Required<NodeConfigSection<D>>
+  managementNode: 'cloud-vm'
 }
 
 /**

@@ -1,7 +1,8 @@
 // limits → the files finish writes. Pure: the caller brings the limits, catalogue and current files.
 import type {Limits} from '../config/limits-types.js'
-import type {Provider, ShapeCatalogue} from '../shapes/types.js'
+import type {ShapeCatalogue} from '../shapes/types.js'
 import {buildNodeGroups, type NodeGroup, nodeName, type PartitionDef} from './nodes.js'
+import type {SlurmProfile} from './profile.js'
 import {type BaseInput, type ElasticSettings, mergeSlurmConf, renderBase, renderGresConf, renderManagedBlock, chainedPrologs, sitePrologSlurmctld} from './render.js'
 
 export interface Generated {
@@ -13,7 +14,9 @@ export interface Generated {
 }
 
 export function generateConfig(input: {
-  provider: Provider
+  provider: string
+  /** What the provider needs of Slurm (its module's `slurm` part). */
+  slurm: SlurmProfile
   clusterId: string
   limits: Limits
   catalogue: ShapeCatalogue
@@ -26,9 +29,10 @@ export function generateConfig(input: {
     clusterId: input.clusterId,
     provider: input.provider,
     catalogue: input.catalogue,
+    sharedNodeAddress: input.slurm.sharedNodeAddress,
   })
   const block = renderManagedBlock({
-    provider: input.provider,
+    slurm: input.slurm,
     groups,
     partitions,
     elastic: input.elastic,
@@ -39,7 +43,7 @@ export function generateConfig(input: {
         ? chainedPrologs(input.limits.prologSlurmctld, input.elastic.programsDir)
         : sitePrologSlurmctld(input.current, input.elastic.programsDir),
   })
-  const slurmConf = mergeSlurmConf(input.current ?? renderBase(input.base), block)
+  const slurmConf = mergeSlurmConf(input.current ?? renderBase(input.base, input.slurm), block)
   return {groups, partitions, block, slurmConf, gresConf: renderGresConf(groups)}
 }
 

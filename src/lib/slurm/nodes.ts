@@ -1,20 +1,14 @@
 // From validated limits and a shape catalogue to node groups: one group per shape (and AD on oracle),
 // which becomes exactly one NodeName line. Pure: no I/O.
 import type {Limits, LimitsEntry, PartitionSpec} from '../config/limits-types.js'
-import type {Arch, Gpu, Provider, Shape, ShapeCatalogue} from '../shapes/types.js'
+import type {Arch, Gpu, Shape, ShapeCatalogue} from '../shapes/types.js'
+import type {SlurmProfile} from './profile.js'
 
 export const DEFAULT_PARTITION = 'compute'
 /** Slurm's largest usable node Weight. */
 export const MAX_WEIGHT = 65_533
 /** Node names have four digits (CitC's `-NNNN`): at most this many nodes per group. */
 export const MAX_COUNT = 9999
-/**
- * First slurmd port of local nodes; each local node gets its own port. Each local shape has its own
- * range (LOCAL_FIRST_PORT + its index in the catalogue × MAX_COUNT), so growing one group never moves
- * another group's ports (which would redefine nodes that may be running). The local catalogue has three
- * shapes: the last port is below 47,000.
- */
-const LOCAL_FIRST_PORT = 17_001
 
 export interface NodeGroup {
   shape: string
@@ -31,12 +25,12 @@ export interface NodeGroup {
   realMemory: number
   arch: Arch
   gpu?: Gpu
-  /** Node features in order: shape=…, ad=… (oracle only), arch=…, then the user's extra ones. */
+  /** Node features in order: shape=…, ad=… (providers with availability domains), arch=…, then the user's extra ones. */
   features: string[]
   weight: number
   partitions: string[]
-  /** Local provider only: the slurmd port of the group's first node (one port per node). */
-  firstPort?: number
+  /** Nodes sharing one address (SlurmProfile.sharedNodeAddress): it, and the slurmd port of the group's first node (one port per node). */
+  sharedAddress?: {addr: string; firstPort: number}
 }
 
 export interface PartitionDef {
@@ -92,8 +86,11 @@ export function shapeWeight(shape: Shape): number {
 
 export interface BuildOptions {
   clusterId: string
-  provider: Provider
+  /** The provider's name (for messages). */
+  provider: string
   catalogue: ShapeCatalogue
+  /** The provider's nodes share one address and are told apart by port. */
+  sharedNodeAddress?: SlurmProfile['sharedNodeAddress']
 }
 
 export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: NodeGroup[]; partitions: PartitionDef[]} {
@@ -101,10 +98,14 @@ export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: No
     limits.partitions.length > 0 ? limits.partitions : [{name: DEFAULT_PARTITION, default: true, options: {}}]
   const defaultPartition = (partitionSpecs.find((p) => p.default) ?? partitionSpecs[0]).name
 
-  const localShapes = opts.provider === 'local' ? opts.catalogue.names() : []
+  const shared = opts.sharedNodeAddress
+  const shapeNames = shared ? opts.catalogue.names() : []
   const groups = limits.entries.map((entry) => {
     const group = toGroup(entry, opts, defaultPartition)
-    if (opts.provider === 'local') group.firstPort = LOCAL_FIRST_PORT + localShapes.indexOf(entry.shape) * MAX_COUNT
+    // Each shape has its own range of ports (its index in the catalogue × MAX_COUNT from the first),
+    // so growing one group never moves another group's ports (which would redefine nodes that may be
+    // running).
+    if (shared) group.sharedAddress = {addr: shared.addr, firstPort: shared.firstPort + shapeNames.indexOf(entry.shape) * MAX_COUNT}
     return group
   })
 

@@ -2,11 +2,11 @@
 // gives the same text, so a re-run of finish shows "no change" and snapshots are stable.
 import {posix} from 'node:path'
 
-import type {Provider} from '../shapes/types.js'
 import {CitcError} from '../errors.js'
 import {parseConfLine} from './conf-parse.js'
 import {isBlockKey} from './managed-keys.js'
 import type {NodeGroup, PartitionDef} from './nodes.js'
+import type {PowerTimings, SlurmProfile} from './profile.js'
 
 const START_MARKER = '# STARTNODES'
 const END_MARKER = '# ENDNODES'
@@ -28,17 +28,14 @@ export interface ElasticSettings {
   launchProlog: boolean
 }
 
-export function defaultElasticSettings(provider: Provider, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
-  // Local nodes are processes that start in about a second: short timeouts make failures show at once,
-  // and a short SuspendTime makes idle nodes visibly power down. Cloud VMs need minutes to boot;
-  // ResumeRate 20 stays under Oracle's API rate limit, as CitC found.
-  return provider === 'local'
-    ? {programsDir, suspendTime: 60, resumeTimeout: 60, suspendTimeout: 30, resumeRate: 0, suspendRate: 0, launchProlog: true}
-    : {programsDir, suspendTime: 600, resumeTimeout: 600, suspendTimeout: 120, resumeRate: 20, suspendRate: 20, launchProlog: true}
+/** The power-saving settings of a cluster with these timings (its provider's: SlurmProfile.power). */
+export function defaultElasticSettings(power: PowerTimings, programsDir = '/usr/local/libexec/citc'): ElasticSettings {
+  return {programsDir, ...power, launchProlog: true}
 }
 
 export interface BlockInput {
-  provider: Provider
+  /** What the cluster's provider needs of Slurm (only whether nodes register their address is read here). */
+  slurm: Pick<SlurmProfile, 'nodesRegisterAddress'>
   groups: NodeGroup[]
   partitions: PartitionDef[]
   elastic: ElasticSettings
@@ -73,7 +70,7 @@ export function renderManagedBlock(input: BlockInput): string {
     'PrivateData=cloud',
     // idle_on_node_suspend: a suspended node is idle again at once, so a failed node returns to the pool;
     // cloud_reg_addrs: a cloud node's address is the one it registers from.
-    `SlurmctldParameters=idle_on_node_suspend${input.provider === 'local' ? '' : ',cloud_reg_addrs'}`,
+    `SlurmctldParameters=idle_on_node_suspend${input.slurm.nodesRegisterAddress ? ',cloud_reg_addrs' : ''}`,
     // A node that failed and came back answering is usable again without an admin.
     'ReturnToService=2',
     // Cloud nodes may not resolve each other by name: no fan-out through other nodes.
@@ -92,13 +89,13 @@ export function renderManagedBlock(input: BlockInput): string {
     lines.push('# From limits.yaml (slurm:)')
     for (const k of userKeys) lines.push(`${k}=${input.settings[k]}`)
   }
-  for (const g of input.groups) lines.push(nodeLine(g, input.provider))
+  for (const g of input.groups) lines.push(nodeLine(g))
   for (const p of input.partitions) lines.push(partitionLine(p))
   lines.push(END_MARKER)
   return lines.join('\n') + '\n'
 }
 
-function nodeLine(g: NodeGroup, provider: Provider): string {
+function nodeLine(g: NodeGroup): string {
   const parts = [
     `NodeName=${g.hostlist}`,
     'State=CLOUD',
@@ -110,10 +107,11 @@ function nodeLine(g: NodeGroup, provider: Provider): string {
   ]
   if (g.gpu) parts.push(`Gres=gpu:${g.gpu.model}:${g.gpu.count}`)
   parts.push(`Features="${g.features.join(',')}"`, `Weight=${g.weight}`)
-  if (provider === 'local' && g.firstPort !== undefined) {
-    // Every local node is a slurmd on this machine: one address, a port each.
-    const last = g.firstPort + g.count - 1
-    parts.push('NodeAddr=127.0.0.1', `Port=${g.count === 1 ? g.firstPort : `[${g.firstPort}-${last}]`}`)
+  if (g.sharedAddress) {
+    // The group's nodes are slurmds on one machine: one address, a port each.
+    const {addr, firstPort} = g.sharedAddress
+    const last = firstPort + g.count - 1
+    parts.push(`NodeAddr=${addr}`, `Port=${g.count === 1 ? firstPort : `[${firstPort}-${last}]`}`)
   }
   return parts.join(' ')
 }
@@ -141,7 +139,8 @@ export function renderGresConf(groups: NodeGroup[]): string {
 /** What the management playbook decided; the part of slurm.conf outside the managed block. */
 export interface BaseInput {
   clusterId: string
-  provider: Provider
+  /** The provider's name, for the file's first comment. */
+  provider: string
   /** The controller's hostname (it must match the host slurmctld runs on). */
   controllerHost: string
   controllerAddr?: string
@@ -155,8 +154,7 @@ export interface BaseInput {
 }
 
 /** A complete slurm.conf outside the managed block, for a new cluster and for `finish --dry-run`. */
-export function renderBase(b: BaseInput): string {
-  const local = b.provider === 'local'
+export function renderBase(b: BaseInput, slurm: Pick<SlurmProfile, 'plugins'>): string {
   const logDir = b.logDir ?? '/var/log/slurm'
   const runDir = b.runDir ?? '/run'
   const host = b.controllerAddr ? `${b.controllerHost}(${b.controllerAddr})` : b.controllerHost
@@ -169,7 +167,7 @@ export function renderBase(b: BaseInput): string {
     'AuthType=auth/munge',
     `SlurmctldPort=${b.slurmctldPort ?? 6817}`,
     `StateSaveLocation=${b.stateSaveLocation ?? '/var/spool/slurmctld'}`,
-    // %n: several slurmd share one machine on the local provider; harmless on clouds.
+    // %n: several slurmd may share one machine (SlurmProfile.sharedNodeAddress); harmless elsewhere.
     'SlurmdSpoolDir=/var/spool/slurmd/%n',
     `SlurmctldPidFile=${runDir}/slurmctld.pid`,
     `SlurmdPidFile=${runDir}/slurmd-%n.pid`,
@@ -177,12 +175,11 @@ export function renderBase(b: BaseInput): string {
     `SlurmdLogFile=${logDir}/slurmd-%n.log`,
     'MpiDefault=none',
     'SwitchType=switch/none',
-    // Without systemd or cgroups on the local provider, track processes the simple way.
-    `ProctrackType=${local ? 'proctrack/linuxproc' : 'proctrack/cgroup'}`,
-    `TaskPlugin=${local ? 'task/none' : 'task/affinity,task/cgroup'}`,
+    `ProctrackType=${slurm.plugins.proctrack}`,
+    `TaskPlugin=${slurm.plugins.task}`,
     'SelectType=select/cons_tres',
     'SelectTypeParameters=CR_Core_Memory',
-    `JobAcctGatherType=${local ? 'jobacct_gather/none' : 'jobacct_gather/linux'}`,
+    `JobAcctGatherType=${slurm.plugins.jobacctGather}`,
     'SlurmctldTimeout=120',
     'SlurmdTimeout=300',
     'InactiveLimit=0',

@@ -431,7 +431,7 @@ function hintFor(reason: FailureReason, step: TerraformStep, cloud: CloudName | 
     case 'throttled':
       return {fix: 'wait a minute and run the same command again (with --resume for create)'}
     case 'api-disabled':
-      return {fix: 'enable the APIs (`gcloud services enable compute.googleapis.com file.googleapis.com --project <project>`)', retry}
+      return {fix: hints?.apiDisabled ?? 'enable the cloud API the error names for the account', retry}
     case 'state-locked': {
       const id = /ID:\s+([0-9a-fA-F-]{8,})/.exec(output)?.[1]
       return {fix: `wait for the other run to finish; if none is running, unlock it in the cluster's terraform directory with \`terraform force-unlock ${id ?? '<lock id>'}\``}

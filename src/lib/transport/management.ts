@@ -1,6 +1,7 @@
 // The management node of a cluster citc knows, over SSH with the pinned host key — as the login user,
 // or as root (through sudo when the login user is not root: cloud images). Also the known_hosts file
-// the system's `ssh` needs to check the same pinned key (`citc ssh`).
+// the system's `ssh` needs to check the same pinned key (`citc ssh`). Whether a cluster's management
+// node is reached over SSH at all is its provider's: providers/management-node.ts.
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -11,7 +12,6 @@ import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
 import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
 import {elevated} from './elevate.js'
-import {localTransport} from './local.js'
 import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh/index.js'
 import type {Transport} from './types.js'
 
@@ -31,8 +31,7 @@ export interface ManagementOptions {
   readyTimeoutMs?: number
 }
 
-export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
-  if (record.provider === 'local') return localTransport()
+export async function connectOverSsh(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
   assertReachable(record)
   const ssh = await connectSsh({...sshTargetOf(record), readyTimeoutMs: opts.readyTimeoutMs ?? 20_000, signal: opts.signal})
   return opts.asRoot ? asRootOn(record, ssh) : ssh

@@ -16,6 +16,7 @@ import {catalogueFor} from '../../../src/lib/shapes/index.js'
 import {generateConfig} from '../../../src/lib/slurm/generate.js'
 import {nodeName} from '../../../src/lib/slurm/nodes.js'
 import {defaultElasticSettings} from '../../../src/lib/slurm/render.js'
+import {providerModule} from '../../../src/lib/providers/registry.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-gpu-shapes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -35,10 +36,11 @@ const limits = (entries: Array<[shape: string, count: number, ad?: number]>): Li
 function generate(provider: Cloud, l: Limits) {
   return generateConfig({
     provider,
+    slurm: providerModule(provider).slurm,
     clusterId: 'gpu',
     limits: l,
     catalogue: catalogueFor(provider),
-    elastic: defaultElasticSettings(provider),
+    elastic: defaultElasticSettings(providerModule(provider).slurm.power),
     base: {clusterId: 'gpu', provider, controllerHost: 'gpu-mgmt', slurmUser: 'slurm', accounting: false},
   })
 }

@@ -9,6 +9,8 @@ import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
 import {buildNodeGroups, groupHostlist, nodePrefix, shapeWeight} from '../../../src/lib/slurm/nodes.js'
 import {generateConfig} from '../../../src/lib/slurm/generate.js'
 import {DISPLACED_PREFIX, defaultElasticSettings, extractManagedBlock, mergeSlurmConf, renderGresConf} from '../../../src/lib/slurm/render.js'
+import {localModule} from '../../../src/lib/providers/local/index.js'
+import {providerModule} from '../../../src/lib/providers/registry.js'
 
 // A small, fixed catalogue: these tests are about rendering, not about shape data.
 const shapes: Record<string, Shape> = {
@@ -70,7 +72,7 @@ describe('node names and groups', () => {
 
   it('gives local nodes one port each, from a range of their shape\'s own', () => {
     const local: ShapeCatalogue = {...catalogue, provider: 'local'}
-    const ports = (l: Limits) => buildNodeGroups(l, {clusterId: 'l', provider: 'local', catalogue: local}).groups.map((g) => g.firstPort)
+    const ports = (l: Limits) => buildNodeGroups(l, {clusterId: 'l', provider: 'local', catalogue: local, sharedNodeAddress: localModule.slurm.sharedNodeAddress}).groups.map((g) => g.sharedAddress?.firstPort)
     const first = local.names().indexOf('c5.xlarge')
     const second = local.names().indexOf('g4dn.xlarge')
     expect(ports(limits([entry('c5.xlarge', 3), entry('g4dn.xlarge', 2)]))).toEqual([17001 + first * 9999, 17001 + second * 9999])
@@ -81,7 +83,7 @@ describe('node names and groups', () => {
 
 describe('generated slurm.conf', () => {
   const gen = (l: Limits, provider: 'aws' | 'oracle' | 'local' = 'aws') =>
-    generateConfig({provider, clusterId: 'demo', limits: l, catalogue, elastic: defaultElasticSettings(provider), base: {...base, provider}})
+    generateConfig({provider, slurm: providerModule(provider).slurm, clusterId: 'demo', limits: l, catalogue, elastic: defaultElasticSettings(providerModule(provider).slurm.power), base: {...base, provider}})
 
   it('matches the snapshot and Slurm accepts it, expanding to the expected nodes', async () => {
     const g = gen(

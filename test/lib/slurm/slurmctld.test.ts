@@ -7,6 +7,7 @@ import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
 import {parseNodeStates} from '../../../src/lib/slurm/controller.js'
 import {generateConfig} from '../../../src/lib/slurm/generate.js'
 import {defaultElasticSettings} from '../../../src/lib/slurm/render.js'
+import {awsModule} from '../../../src/lib/providers/aws/index.js'
 import {type SlurmSandbox, slurmSandbox} from '../../helpers/slurm.js'
 
 const shapes: Record<string, Shape> = {
@@ -28,6 +29,7 @@ describe('a real slurmctld with a generated configuration', () => {
   it('lists every node with the right CPUs, memory, features and GPUs', async () => {
     const g = generateConfig({
       provider: 'aws',
+      slurm: awsModule.slurm,
       clusterId: 'rt',
       limits: {
         entries: [
@@ -39,7 +41,7 @@ describe('a real slurmctld with a generated configuration', () => {
         settings: {},
       },
       catalogue,
-      elastic: {...defaultElasticSettings('aws'), programsDir: '/bin/true-dir'},
+      elastic: {...defaultElasticSettings(awsModule.slurm.power), programsDir: '/bin/true-dir'},
       current: sb.base,
       base: {clusterId: 'rt', provider: 'aws', controllerHost: 'unused', slurmUser: 'root', accounting: false},
     })

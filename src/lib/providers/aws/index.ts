@@ -1,6 +1,7 @@
 // AWS: everything citc knows about Amazon Web Services (templates/terraform/aws holds the Terraform).
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
+import {CLOUD_SLURM} from '../cloud-slurm.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
@@ -30,6 +31,8 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
     return () => awsCatalogue
   },
   availabilityDomains: false,
+  managementNode: 'cloud-vm',
+  slurm: CLOUD_SLURM,
   nodeConfig: awsNodeConfig,
   // The SDK and zod load only when a node program drives AWS (the node programs import this module on every run).
   nodeDriver: async () => (await import('./driver.js')).awsDriver,
@@ -110,6 +113,7 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
       shapePlace: 'region or zone',
     },
 
+    packerPlugin: 'amazon',
     sweepTool: {tool: 'aws', install: 'install the AWS CLI (https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html)'},
     sweeper: (ctx) => lazySweeper('aws', async () => (await import('./sweep.js')).awsSweeper(ctx)),
   },

@@ -3,6 +3,7 @@ import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
+import {CLOUD_SLURM} from '../cloud-slurm.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {googleNodeConfig, type GoogleNodeConfig} from './node-config.js'
@@ -39,6 +40,8 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
     return () => googleCatalogue
   },
   availabilityDomains: false,
+  managementNode: 'cloud-vm',
+  slurm: CLOUD_SLURM,
   nodeConfig: googleNodeConfig,
   nodeDriver: async () => (await import('./driver.js')).googleDriver,
   imageBuilder: async () => (await import('./image-builder.js')).googleImageBuilder,
@@ -141,8 +144,10 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
       quota: 'request more quota (IAM & Admin > Quotas) or choose a smaller machine type or another region',
       capacityPlace: 'zone (--zone)',
       shapePlace: 'region or zone',
+      apiDisabled: 'enable the APIs (`gcloud services enable compute.googleapis.com file.googleapis.com --project <project>`)',
     },
 
+    packerPlugin: 'googlecompute',
     sweepTool: {tool: 'gcloud', install: 'install the Google Cloud CLI (https://cloud.google.com/sdk/docs/install)'},
     sweeper(ctx, settings) {
       return lazySweeper('gcloud', async () => {

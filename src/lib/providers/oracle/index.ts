@@ -4,6 +4,7 @@ import {isAbsolute} from 'node:path'
 
 import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs} from '../cloud-inputs.js'
+import {CLOUD_SLURM} from '../cloud-slurm.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
@@ -51,7 +52,10 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
     const {oracleCatalogue} = await import('./shapes.js')
     return () => oracleCatalogue
   },
-  availabilityDomains: true,
+  // A region has at most three; limits.yaml numbers them 1-3 (as --zone does).
+  availabilityDomains: [1, 2, 3],
+  managementNode: 'cloud-vm',
+  slurm: CLOUD_SLURM,
   nodeConfig: oracleNodeConfig,
   // The SDK (≈0.6–0.9 s to load) only when a node program asks for the driver; the instance
   // principal's session key is made meanwhile on the thread pool (session-key.ts).
@@ -194,6 +198,7 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
       shapePlace: 'region',
     },
 
+    packerPlugin: 'oracle',
     sweepTool: {tool: 'oci', install: 'install the OCI CLI (https://docs.oracle.com/iaas/Content/API/SDKDocs/cliinstall.htm)'},
     sweeper(ctx, settings) {
       return lazySweeper('oci', async () => {

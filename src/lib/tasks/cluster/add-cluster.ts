@@ -8,6 +8,7 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import {HOST_KEY_FINGERPRINT, type ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, InvalidInputError, remoteError, usageError} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
+import {managedHere} from '../../providers/management-node.js'
 import type {Provider} from '../../shapes/types.js'
 import {Controller} from '../../slurm/controller.js'
 import {connectSsh, fetchHostKeyFingerprint} from '../../transport/ssh/index.js'
@@ -30,7 +31,8 @@ export interface ClusterAddInput {
 
 export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string) {
   const registry = clusterRegistry(dataDir)
-  if (input.provider === 'local') throw usageError('a local cluster is made with `citc create --provider local`, not registered')
+  // A registered cluster is reached over SSH: one whose management node is this machine is created, not registered.
+  if (managedHere(input)) throw usageError(`a ${input.provider} cluster is made with \`citc create --provider ${input.provider}\`, not registered`)
   if (input.hostKeyFingerprint !== undefined && !HOST_KEY_FINGERPRINT.test(input.hostKeyFingerprint)) {
     throw new InvalidInputError([
       {where: '--host-key-fingerprint', message: `"${input.hostKeyFingerprint}" is not an OpenSSH SHA256 fingerprint (SHA256: and 43 base64 characters)`},

@@ -32,9 +32,9 @@ export interface ResolvedCloudCreate {
 
 /** Flag name (without --) → where a problem about it is reported. */
 export function locateProblems(problems: InputProblem[], configWhere: Record<string, string>): InputProblem[] {
-  const aliases: Record<string, string> = {'--user/--fingerprint/--key-file': '--user'}
   return problems.map((p) => {
-    const flag = (aliases[p.where] ?? p.where).replace(/^--/, '')
+    // A problem about flags given together ("--user/--fingerprint/--key-file") is located at the first.
+    const flag = p.where.split('/')[0].replace(/^--/, '')
     const at = configWhere[flag]
     return at ? {where: at, path: flag, message: p.message} : p
   })

@@ -1,5 +1,6 @@
-// `citc create --provider local`: this machine becomes the management node of an elastic Slurm
-// cluster whose compute nodes are slurmd processes started on demand. The same management playbook
+// `citc create` for a provider whose management node is this machine (ManagementNodeKind
+// 'this-machine': local): it becomes the management node of an elastic Slurm cluster whose compute
+// nodes are slurmd processes started on demand. The same management playbook
 // that cloud management nodes run, with a local connection; then finish with the chosen limits.
 // Every step but the last is journaled (register, ansible, playbook, finish): a re-run converges,
 // `--resume` skips what is done. The playbook and finish steps are cloud create's too (management-steps.ts).
@@ -12,6 +13,7 @@ import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {checkPreflight, gatherFacts} from '../../providers/local/preflight.js'
+import type {Provider} from '../../providers/registry.js'
 import {Controller} from '../../slurm/controller.js'
 import {run, which} from '../../tools/exec.js'
 import {localTransport} from '../../transport/local.js'
@@ -23,12 +25,14 @@ import {createImageContext} from '../rebuild-image/rebuild-image.js'
 import {clusterWorkflow, type Step} from '../workflow.js'
 import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
-const SHARED_DIR = '/mnt/shared'
+export const SHARED_DIR = '/mnt/shared'
 export const LOCAL_CONF_PATH = `${SHARED_DIR}/etc/slurm/slurm.conf`
 const DEFAULT_SUSPEND_TIME = 60
 
 export interface CreateLocalInput {
   name: string
+  /** The provider (one whose management node is this machine). */
+  provider: Provider
   limitsText: string
   limitsFile: string
   /** Seconds idle before power-down; undefined keeps the cluster's (60 for a new one). */
@@ -42,24 +46,24 @@ export interface CreateLocalInput {
 export async function createLocal(io: Io, input: CreateLocalInput, dataDir: string) {
   const registry = clusterRegistry(dataDir)
   // Validate the limits before anything else (exit 3, nothing changed).
-  generateFromLimits({provider: 'local', clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
+  generateFromLimits({provider: input.provider, clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
   const notes = checkPreflight(await gatherFacts(), input.name, input.force)
   for (const n of notes) io.note(n)
 
   const exists = registry.has(input.name)
-  if (exists && registry.get(input.name).provider !== 'local') {
-    throw new CitcError('invalidInput', `cluster ${input.name} exists and is not a local cluster`, {hint: 'choose another --name'})
+  if (exists && registry.get(input.name).provider !== input.provider) {
+    throw new CitcError('invalidInput', `cluster ${input.name} exists and is not a ${input.provider} cluster`, {hint: 'choose another --name'})
   }
   io.note(
     `This machine (${hostname()}) becomes the management node of cluster ${input.name}: citc installs Slurm, munge, MariaDB and OpenLDAP ` +
       'with apt, starts their services, and runs compute nodes as slurmd processes here.',
   )
-  if (!exists) await confirmOrRefuse(io, `Create local cluster ${input.name} on this machine?`)
+  if (!exists) await confirmOrRefuse(io, `Create ${input.provider} cluster ${input.name} on this machine?`)
 
   if (!exists) {
     registry.create({
       name: input.name,
-      provider: 'local',
+      provider: input.provider,
       createdAt: new Date().toISOString(),
       origin: 'created',
       mgmt: {host: 'localhost', port: 22, user: 'root', hostname: hostname()},
@@ -118,7 +122,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
           ...next.map(([c, why]) => `  ${c.padEnd(width)}  # ${why}`),
         ].join('\n'),
       )
-      return {cluster: input.name, provider: 'local', confPath: record.slurm.confPath, ansibleLog, image: imageCtx.built?.name, steps: wf.journal.steps().map((s) => s.step)}
+      return {cluster: input.name, provider: input.provider, confPath: record.slurm.confPath, ansibleLog, image: imageCtx.built?.name, steps: wf.journal.steps().map((s) => s.step)}
     },
   )
 }

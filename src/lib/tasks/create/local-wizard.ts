@@ -22,7 +22,7 @@ export interface LocalCreateGiven {
 }
 
 /** A local cluster's answers: the flags (and --config) given, the wizard's answers, the defaults. */
-export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot'>> {
+export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot' | 'provider'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
   const name = await clusterName(given.name, '--name', ask ? prompts : undefined)

@@ -5,6 +5,7 @@
 // node are exactly this version's and the install needs no npm registry. Every step that can wait on
 // the network has a bound, and a timeout says what it was waiting for.
 import {CitcError, HostKeyMismatchError, remoteError, type Hint} from '../../errors.js'
+import {PROVIDER_MODULES} from '../../providers/registry.js'
 import {connectSsh, type SshConnectOptions, type SshTransport} from '../../transport/ssh/index.js'
 import type {Transport} from '../../transport/types.js'
 import {sleep} from '../../proc.js'
@@ -94,8 +95,11 @@ export const TOOLS_TIMEOUT_MS = 20 * 60_000
  */
 export const PACKER_IN_DISTRIBUTION = 'packer_in_distribution() { apt-cache policy packer 2>/dev/null | grep -Eq "^ *Candidate: [0-9]"; }'
 
-/** The Packer plugins cloud.pkr.hcl's sources and provisioners need, when Packer does not bundle them (>= 1.10). */
-export const PACKER_PLUGINS = ['amazon', 'googlecompute', 'oracle', 'ansible']
+/**
+ * The Packer plugins cloud.pkr.hcl's sources (one per cloud: its module's packerPlugin) and its
+ * provisioner need, when Packer does not bundle them (>= 1.10).
+ */
+export const PACKER_PLUGINS = [...PROVIDER_MODULES.flatMap((m) => (m.cloud ? [m.cloud.packerPlugin] : [])), 'ansible']
 
 /**
  * The script (run as root) that installs what citc needs on the management node: ansible-core from

@@ -42,7 +42,7 @@ export function registerNew(io: Io, r: ResolvedCloudCreate, suspendTime: number 
   const {name, provider} = r
   const paths = registry.paths(name)
   const {admin, host} = prepareNew(r, paths)
-  const oracleAd = cloudModule(provider).availabilityDomains ? Number(r.cloud.zone) : undefined
+  const mgmtAd = cloudModule(provider).availabilityDomains ? Number(r.cloud.zone) : undefined
   registry.create(
     {
       name,
@@ -59,7 +59,7 @@ export function registerNew(io: Io, r: ResolvedCloudCreate, suspendTime: number 
         hostKeyFingerprint: host.fingerprint,
         hostname: 'mgmt',
         shape: r.cloud.mgmtShape,
-        ...(oracleAd ? {ad: oracleAd} : {}),
+        ...(mgmtAd ? {ad: mgmtAd} : {}),
         sudo: true,
       },
       cloud: r.cloud,

@@ -11,7 +11,7 @@ import type {ClusterRecord} from '../../cluster/schema.js'
 import {InvalidInputError, usageError} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
 import type {DiscoveryContext} from '../../providers/cloud-inputs.js'
-import {isCloud, PROVIDER_MODULES, type CloudProvider, type Provider} from '../../providers/registry.js'
+import {isCloud, PROVIDER_MODULES, providerModule, type CloudProvider, type Provider} from '../../providers/registry.js'
 import type {CreateCloudOptions} from './create-cloud.js'
 import {discoveryContext, resolveCloudCreate} from './cloud-wizard.js'
 import {loadClusterConfig, withConfig} from './config-file.js'
@@ -21,8 +21,11 @@ import {resolveLocalCreate} from './local-wizard.js'
 import {unusableFlags} from './unusable-flags.js'
 import {readCreateLimits} from '../finish/limits-file.js'
 
-/** What to run: createLocal's input for a provider without a cloud part, else createCloud's options. */
-export type CreatePlan = {provider: Exclude<Provider, CloudProvider>; local: CreateLocalInput} | {provider: CloudProvider; cloud: CreateCloudOptions}
+/**
+ * What to run, by where the provider's management node is (its module's managementNode): createLocal's
+ * input for this machine, createCloud's options for a cloud VM.
+ */
+export type CreatePlan = {workflow: 'this-machine'; provider: Provider; local: CreateLocalInput} | {workflow: 'cloud-vm'; provider: CloudProvider; cloud: CreateCloudOptions}
 
 export interface CreateContext {
   dataDir: string
@@ -61,8 +64,8 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
   })
   if (unusable.length > 0) throw new InvalidInputError(unusable)
 
-  if (!isCloud(provider)) {
-    if (request.planOnly) throw usageError('--plan-only is for cloud providers (there is no Terraform plan for local)')
+  if (providerModule(provider).managementNode === 'this-machine') {
+    if (request.planOnly) throw usageError(`--plan-only is for cloud providers (there is no Terraform plan for ${provider})`)
     const {sshPort, citcPrefix, playbook, imageRoot} = request.standIn
     if (sshPort || citcPrefix || playbook || imageRoot) throw usageError("--stand-in's managementNode is for cloud providers")
     const input = await resolveLocalCreate(io, {
@@ -73,8 +76,9 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
       resume: request.resume,
       force: given.providerFlags.force === true,
     })
-    return {provider, local: {...input, packageRoot: context.packageRoot}}
+    return {workflow: 'this-machine', provider, local: {...input, provider, packageRoot: context.packageRoot}}
   }
+  if (!isCloud(provider)) throw new Error(`internal: provider ${provider} makes its management node in a cloud but has no cloud part`)
 
   const common = {
     resume: request.resume,
@@ -86,10 +90,10 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
   }
   if (existing) {
     const limits = given.limitsFile ? {file: given.limitsFile, text: readCreateLimits(given.limitsFile, '--limits')} : undefined
-    return {provider, cloud: {...common, name: existing.name, limits}}
+    return {workflow: 'cloud-vm', provider, cloud: {...common, name: existing.name, limits}}
   }
   const resolved = await resolveCloudCreate(io, provider, {...request, name}, context.dataDir, config, context.discovery ?? discoveryContext())
-  return {provider, cloud: {...common, name: resolved.name, resolved}}
+  return {workflow: 'cloud-vm', provider, cloud: {...common, name: resolved.name, resolved}}
 }
 
 /**

@@ -9,27 +9,30 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
-import {localDriver} from '../../providers/local/driver.js'
+import {managedHere} from '../../providers/management-node.js'
+import {providerModule} from '../../providers/registry.js'
 import {realContext} from '../../providers/types.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
-import {playbookVars} from '../create/create-local.js'
+import {playbookVars, SHARED_DIR} from '../create/create-local.js'
 import {driverFor, elasticLogger, readNodeHostConfig} from '../node-programs.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
-/** The driver as the node programs use it (cluster.json's overrides), or its defaults if that is gone. */
-async function nodeDriver() {
+/** The driver as the node programs use it (cluster.json's overrides), or the provider's with its defaults if that is gone. */
+async function nodeDriver(record: ClusterRecord) {
   try {
     return await driverFor(readNodeHostConfig())
   } catch {
-    return localDriver()
+    // cluster.json is gone: what it said, from the record (its overrides of the driver's settings are lost with it).
+    const driver = await providerModule(record.provider).nodeDriver()
+    return driver({cluster: record.name, sharedDir: SHARED_DIR, confPath: record.slurm.confPath, section: {}})
   }
 }
 
 export async function destroyLocal(io: Io, name: string, dataDir: string, packageRoot: string) {
   const registry = clusterRegistry(dataDir)
   const record = registry.get(name)
-  if (record.provider !== 'local') throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
+  if (!managedHere(record)) throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
   await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
   const stopped: string[] = []
   await clusterWorkflow(
@@ -69,7 +72,7 @@ interface DestroyLocalContext extends WorkflowContext {
 const powerDownNodes: Step<DestroyLocalContext> = {
   title: 'Power down every compute node',
   run: async (ctx, task) => {
-    const driver = await nodeDriver()
+    const driver = await nodeDriver(ctx.record)
     const running = (await driver.list()).map((i) => i.name)
     const log = elasticLogger('/var/log/citc/elastic.log', 'citc-destroy')
     const ctxLog = (m: string) => {
@@ -107,8 +110,8 @@ const teardown: Step<DestroyLocalContext> = {
 
 const checkNothingRuns: Step<DestroyLocalContext> = {
   title: 'Check that nothing is left running',
-  run: async () => {
-    const left = await (await nodeDriver()).list()
+  run: async (ctx) => {
+    const left = await (await nodeDriver(ctx.record)).list()
     if (left.length > 0) throw new CitcError('remote', `nodes still running: ${left.map((i) => i.name).join(', ')}`)
   },
 }

@@ -3,14 +3,15 @@
 import {homedir} from 'node:os'
 
 import {CitcError} from '../../errors.js'
-import {CLOUD_PROVIDERS, type CloudProvider, type CredentialSource} from '../../providers/cloud.js'
-import {cloudModule} from '../../providers/registry.js'
+import type {CloudProvider, CredentialSource} from '../../providers/cloud.js'
+import {cloudModule, isCloud, PROVIDER_NAMES, providerModule, type Provider} from '../../providers/registry.js'
 
 import {run, which} from '../../tools/exec.js'
 import {compareVersions, detectTerraform, INSTALL_HINT} from '../../tools/terraform.js'
 
-export type Scope = 'local' | CloudProvider
-export const ALL_SCOPES: readonly Scope[] = ['local', ...CLOUD_PROVIDERS]
+/** The providers whose needs are checked. */
+export type Scope = Provider
+export const ALL_SCOPES: readonly Scope[] = PROVIDER_NAMES
 
 export interface ToolCheck {
   name: string
@@ -53,8 +54,7 @@ async function version(path: string, args: string[], pick: RegExp): Promise<stri
 }
 
 export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<DoctorReport> {
-  const clouds = scope.filter((s): s is CloudProvider => s !== 'local')
-  const wantsLocal = scope.includes('local')
+  const clouds = scope.filter((s): s is CloudProvider => isCloud(s))
   const tools: ToolCheck[] = []
 
   const nodeVersion = process.versions.node
@@ -87,17 +87,19 @@ export async function doctor(scope: readonly Scope[] = ALL_SCOPES): Promise<Doct
     })
   }
 
-  if (wantsLocal) {
-    const ansible = await which('ansible-playbook')
-    tools.push({
-      name: 'ansible-playbook',
-      purpose: 'create and destroy with --provider local',
-      required: true,
-      ok: Boolean(ansible),
-      ...(ansible
-        ? {path: ansible, version: await version(ansible, ['--version'], /ansible-playbook \[core ([^\]]+)\]/)}
-        : {problem: 'not found on PATH', hint: 'apt-get install ansible-core (citc create --provider local installs it too)'}),
-    })
+  // The tools a provider needs of its own (local: ansible-playbook), in the registry's order.
+  for (const provider of PROVIDER_NAMES.filter((p) => scope.includes(p))) {
+    for (const t of providerModule(provider).doctorTools ?? []) {
+      if (tools.some((done) => done.name === t.name)) continue
+      const path = await which(t.name)
+      tools.push({
+        name: t.name,
+        purpose: t.purpose,
+        required: t.required,
+        ok: Boolean(path),
+        ...(path ? {path, version: await version(path, t.version.args, t.version.pick)} : {problem: 'not found on PATH', hint: t.install}),
+      })
+    }
   }
 
   const ssh = await which('ssh')

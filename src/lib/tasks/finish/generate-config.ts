@@ -4,6 +4,7 @@
 import {parseLimits} from '../../config/limits.js'
 import type {Limits} from '../../config/limits-types.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
+import {providerModule} from '../../providers/registry.js'
 import {catalogueFor, suggestShapes} from '../../shapes/index.js'
 import type {Provider} from '../../shapes/types.js'
 import {type Generated, generateConfig} from '../../slurm/generate.js'
@@ -32,17 +33,19 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
     suggest: (name) => suggestShapes(catalogue, name),
     mgmt: req.mgmt,
   })
-  const elastic = {...defaultElasticSettings(req.provider), ...req.elastic}
+  const {slurm} = providerModule(req.provider)
+  const elastic = {...defaultElasticSettings(slurm.power), ...req.elastic}
   const base: BaseInput = {
     clusterId: req.clusterId,
     provider: req.provider,
     controllerHost: `${req.clusterId}-mgmt`,
-    slurmUser: req.provider === 'local' ? 'root' : 'slurm',
+    slurmUser: slurm.user,
     accounting: true,
     ...req.base,
   }
   const generated = generateConfig({
     provider: req.provider,
+    slurm,
     clusterId: req.clusterId,
     limits,
     catalogue,
@@ -64,6 +67,7 @@ export function generateAndPlan(state: ClusterState, request: Omit<GenerateReque
 
 /** What finish generates for a registered or created cluster. */
 export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string) {
+  const {slurm} = providerModule(record.provider)
   return {
     provider: record.provider as Provider,
     clusterId: record.name,
@@ -73,9 +77,8 @@ export function requestFor(record: ClusterRecord, limitsFile: string, limitsText
     elastic: {programsDir: record.slurm.programsDir, ...elasticOverrides(record)},
     base: {
       controllerHost: record.mgmt.hostname ?? record.name + '-mgmt',
-      // Local nodes reach the controller on loopback, whatever the machine's name resolves to.
-      ...(record.provider === 'local' ? {controllerAddr: '127.0.0.1'} : {}),
-      slurmUser: record.provider === 'local' ? 'root' : 'slurm',
+      ...(slurm.controllerAddr === undefined ? {} : {controllerAddr: slurm.controllerAddr}),
+      slurmUser: slurm.user,
     },
   }
 }

@@ -3,6 +3,7 @@
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {buildImage} from '../../images/build.js'
+import {gpuGroupsInConf, gpuImageVars} from '../../images/gpu.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
 import {imageInputsDigest} from '../../images/inputs.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../images/types.js'
@@ -65,13 +66,23 @@ export function installImageTools<C extends ImageContext>(): Step<C> {
   }
 }
 
+/**
+ * compute.yml's GPU variables for the cluster as its controller runs it: the node groups of its
+ * slurm.conf (none yet, e.g. a cloud cluster before its first `finish`: no GPU driver).
+ */
+async function gpuVarsOn(ctx: ImageContext): Promise<Record<string, unknown>> {
+  const conf = await ctx.management.readFile(ctx.record.slurm.confPath)
+  return {...gpuImageVars(gpuGroupsInConf(conf?.toString('utf8') ?? ''))}
+}
+
 /** What goes into the image (digest): the build step records it, create compares it. */
 export function inputsStep<C extends ImageContext>(): Step<C> {
   return {
-    title: 'What goes into the image: playbooks, template, script, Slurm version',
+    title: 'What goes into the image: playbooks, template, script, Slurm version, GPUs',
     run: async (ctx) => {
       ctx.slurmVersion = await slurmVersionOn(ctx.management)
-      ctx.playbookVars = await ctx.builder.playbookVars()
+      // The GPU variables are inputs too: a cluster that gains its first GPU shape gets a new image.
+      ctx.playbookVars = {...(await ctx.builder.playbookVars()), ...(await gpuVarsOn(ctx))}
       // This machine's template and playbooks are the files the management node runs (its citc is this one).
       ctx.inputs = imageInputsDigest({packageRoot: PACKAGE_ROOT, script: ctx.script, slurmVersion: ctx.slurmVersion, arch: ctx.arch, playbookVars: ctx.playbookVars})
     },

@@ -6,8 +6,7 @@ import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
 import {PENDING_HOST} from '../../providers/cloud-cluster.js'
-import {connectCluster} from '../../transport/connect.js'
-import {connectManagement} from '../../transport/management.js'
+import {connectCluster, connectManagement} from '../../providers/management-node.js'
 import type {Transport} from '../../transport/types.js'
 
 export interface NodeRow {

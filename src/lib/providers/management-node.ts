@@ -1,0 +1,24 @@
+// From a cluster record to a Transport on its management node, as its provider module says it is
+// reached (ManagementNodeKind): this machine, or over SSH with the pinned host key (and sudo where the
+// login user is not root: cloud images) — transport/management.ts. Here, beside the registry, so that
+// transport/ knows nothing of providers.
+import type {ClusterRecord} from '../cluster/schema.js'
+import {localTransport} from '../transport/local.js'
+import {connectOverSsh, type ManagementOptions} from '../transport/management.js'
+import type {Transport} from '../transport/types.js'
+import {providerModule} from './registry.js'
+
+/** The cluster's management node is the machine citc runs on (nothing to reach over SSH). */
+export function managedHere(record: {provider: string}): boolean {
+  return providerModule(record.provider).managementNode === 'this-machine'
+}
+
+export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
+  if (managedHere(record)) return localTransport()
+  return connectOverSsh(record, opts)
+}
+
+/** Root on the management node: finish, add-user and status all need it. */
+export function connectCluster(record: ClusterRecord, opts: {signal?: AbortSignal} = {}): Promise<Transport> {
+  return connectManagement(record, {...opts, asRoot: true})
+}
