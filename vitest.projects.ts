@@ -24,14 +24,14 @@ export const INTEGRATION = [
   'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
   // slapd of the test's own.
-  'test/lib/tasks/add-user.test.ts',
-  'test/lib/tasks/remove-user.test.ts',
+  'test/lib/tasks/add-user/add-user-workflow.test.ts',
+  'test/lib/tasks/remove-user/remove-user.test.ts',
   'test/lib/users/directory.test.ts',
   // sshd of the test's own.
   'test/lib/providers/cloud-image-build.test.ts',
   'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
-  'test/lib/transport/ssh.test.ts',
+  'test/lib/transport/ssh/index.test.ts',
   // ansible-playbook.
   'test/lib/tools/ansible.test.ts',
   'test/playbooks/group-vars.test.ts',

@@ -1,5 +1,5 @@
 // Node program cold start per cloud: `citc node resume <one node>` (bin/run.js, the built CLI, as
-// slurmctld runs it) against each fake cloud API (test/fake-cloud: TEST DOUBLES, 127.0.0.1), compared
+// slurmctld runs it) against each fake cloud API (test/doubles/cloud-api: TEST DOUBLES, 127.0.0.1), compared
 // with `node -e 0`. Goal (issue #11): ≤ 4×. Each run is a whole node program: CLI start, cluster.json,
 // the driver and its SDK imported, credentials from the fake metadata server, list + create (+ Google's
 // operation wait), the node's features read from a real slurmctld (test/helpers/slurm.ts's sandbox, on a
@@ -12,10 +12,10 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {slurmSandbox} from '../test/helpers/slurm.js'
-import {startFakeEc2} from '../test/fake-cloud/ec2.js'
-import {startFakeGce} from '../test/fake-cloud/gce.js'
-import {startFakeMetadata} from '../test/fake-cloud/gce-metadata.js'
-import {FAKE_OCI, startFakeOci} from '../test/fake-cloud/oci.js'
+import {startFakeEc2} from '../test/doubles/cloud-api/ec2.js'
+import {startFakeGce} from '../test/doubles/cloud-api/gce.js'
+import {startFakeMetadata} from '../test/doubles/cloud-api/gce-metadata.js'
+import {FAKE_OCI, startFakeOci} from '../test/doubles/cloud-api/oci.js'
 
 const RUNS = Number(process.argv[2] ?? 9)
 const bin = join(import.meta.dirname, '..', 'bin', 'run.js')

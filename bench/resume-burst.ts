@@ -1,6 +1,6 @@
 // Resume burst: how close the AWS node driver runs to the cloud's rate limit when Slurm asks for many
 // nodes at once, and whether every node gets an outcome. 1,000 nodes go to awsDriver(…).resume in one
-// call, against the fake EC2 (test/fake-cloud/ec2.ts, a TEST DOUBLE: there is no EC2 here) metering
+// call, against the fake EC2 (test/doubles/cloud-api/ec2.ts, a TEST DOUBLE: there is no EC2 here) metering
 // RunInstances like EC2's bucket as issue #11 gives it (5 requests/s, burst 20), on the real clock —
 // so the driver's token bucket, drain-on-throttle and retries meet a real rate limit. Needs no cluster
 // and no root; the fake listens on 127.0.0.1 and is closed at the end. Takes about 200 s.
@@ -14,7 +14,7 @@ import {performance} from 'node:perf_hooks'
 
 import {awsDriver} from '../src/lib/providers/aws/driver.js'
 import {realContext} from '../src/lib/providers/types.js'
-import {startFakeEc2} from '../test/fake-cloud/ec2.js'
+import {startFakeEc2} from '../test/doubles/cloud-api/ec2.js'
 
 const NODES = Number(process.argv[2] ?? 1000)
 const RATE = {perSecond: Number(process.argv[3] ?? 5), burst: 20}

@@ -6,7 +6,7 @@
 const [, , topic, program, hostlist, ...rest] = process.argv
 const standIn = rest.length === 2 && rest[0] === '--stand-in' && !rest[1].startsWith('-') ? rest[1] : undefined
 if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostlist && !hostlist.startsWith('-') && (rest.length === 0 || standIn)) {
-  const {nodeProgramMain} = await import('../dist/lib/tasks/node-programs.js')
+  const {nodeProgramMain} = await import('../dist/lib/tasks/node/node-programs.js')
   process.exitCode = await nodeProgramMain(program, hostlist, standIn)
 } else {
   const {execute} = await import('@oclif/core')

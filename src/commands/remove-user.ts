@@ -29,7 +29,7 @@ If a step fails, the error says what was removed and what is left, with the comm
   }
 
   async run() {
-    const {runRemoveUser} = await import('../lib/tasks/users/remove-user.js')
+    const {runRemoveUser} = await import('../lib/tasks/remove-user/remove-user.js')
     const f = this.flags
     return runRemoveUser(this.io(), {cluster: f.cluster, username: this.args.username, deleteHome: f['delete-home'], force: f.force, wait: f.wait}, this.config.dataDir)
   }

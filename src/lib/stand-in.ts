@@ -12,7 +12,7 @@
 // (with no flag, and an environment of its own) on a stand-in management node find the doubles there.
 // A flag's driver part wins over cluster.json's, field by field.
 //
-// The driver part points a cloud node driver at the fake clouds (test/fake-cloud) and shortens its
+// The driver part points a cloud node driver at the fake clouds (test/doubles/cloud-api) and shortens its
 // limits. The AWS and Google SDKs read their metadata service's address only from the environment
 // (AWS_EC2_METADATA_SERVICE_ENDPOINT, GCE_METADATA_HOST): citc writes no environment variable, so
 // whoever starts the process sets those, and the driver refuses a stand-in whose metadata endpoint

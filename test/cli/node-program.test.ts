@@ -51,7 +51,7 @@ describe('what a node program loads', () => {
     expect(r.code).toBe(4)
     const dist = pathToFileURL(join(ROOT, 'dist')).href
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
-    expect(ours).toContain('lib/tasks/node-programs.js')
+    expect(ours).toContain('lib/tasks/node/node-programs.js')
     expect(ours).toContain('lib/cluster/management-contract.js')
     // bin/run.js's fast path, --stand-in included: oclif's command index (dist/index.js) is never loaded.
     expect(ours).not.toContain('index.js')

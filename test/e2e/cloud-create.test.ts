@@ -1,4 +1,4 @@
-// citc create on a cloud, as a user runs it: the built CLI with test/doubles/terraform (the TEST DOUBLE
+// citc create on a cloud, as a user runs it: the built CLI with test/doubles/bin/terraform (the TEST DOUBLE
 // of the terraform binary: Terraform cannot be installed on these machines) first on PATH, and a real
 // OpenSSH sshd on loopback as the "management node", serving the host key citc generated — so the
 // pinning, the waiting for SSH, the upload and installation of citc's own package, and the remote
@@ -7,7 +7,7 @@
 // under this test's directory (citcPrefix), and test/fixtures/cloud-mgmt-test.yml instead of
 // management.yml (playbook), which would reconfigure this machine (test/e2e/local-cluster.test.ts runs it).
 // Create's last step builds the first compute-node image there: `packer` on the node's PATH is the
-// packer TEST DOUBLE (test/doubles/packer, through sshd's SetEnv), the cloud is the cloud API double
+// packer TEST DOUBLE (test/doubles/bin/packer, through sshd's SetEnv), the cloud is the cloud API double
 // (its state file, which the aws CLI double here lists), and the image builds' files on the node live
 // under a directory of this test (imageRoot) instead of this machine's /etc and /var/lib.
 import {spawn} from 'node:child_process'

@@ -1,7 +1,7 @@
 // citc destroy (and status) for a cloud cluster, as a user runs them. Real: the management node's
 // SSH (an OpenSSH sshd on loopback with the host key citc generated) and its Slurm controller (a
 // private slurmctld with CLOUD nodes, one of them powered up). TEST DOUBLES: the terraform binary
-// (test/doubles/terraform) and the clouds' APIs behind the sweep (test/doubles/{aws,gcloud,oci}: a
+// (test/doubles/bin/terraform) and the clouds' APIs behind the sweep (test/doubles/bin/{aws,gcloud,oci}: a
 // JSON file is the "cloud"). The node programs are stand-in scripts that record their calls: this test
 // is about the order of destroy, not about stopping machines. Every call of the node program,
 // Terraform and the cloud CLI goes to one log, so the order is checked, not assumed.

@@ -1,5 +1,5 @@
 // A cloud cluster's management node configured for real: `citc create --provider aws` with the
-// terraform TEST DOUBLE (test/doubles/terraform) for the infrastructure, and this machine as the
+// terraform TEST DOUBLE (test/doubles/bin/terraform) for the infrastructure, and this machine as the
 // management node behind a real OpenSSH sshd on loopback serving the host key citc generated. Over that
 // SSH, citc installs its own package and runs the real playbooks/management.yml (provider aws), then
 // finish writes slurm.conf from the limits and starts slurmctld, add-user makes a directory user — all
@@ -18,7 +18,7 @@
 // role's mount, /etc/fstab entry and teardown run for real on something mount(8) accepts here.
 //
 // Create's last step builds the first compute-node image on the node: `packer` found there through
-// ADMIN's sudo is the packer TEST DOUBLE (test/doubles/packer; a real build needs a cloud), which
+// ADMIN's sudo is the packer TEST DOUBLE (test/doubles/bin/packer; a real build needs a cloud), which
 // "creates" the image in the cloud API double's state (cloud.json) that citc's aws CLI here (the
 // double) lists; images.json, the compute host keys and the build's files are the real paths.
 //
@@ -41,11 +41,11 @@ import {CLOUD_IMAGE_PATHS} from '../../src/lib/providers/cloud-image-builder.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {waitFor, waitForAsync} from '../helpers/wait.js'
-import {bootsLocalNodes} from '../helpers/fake-cloud-nodes.js'
-import {ec2Fault, startFakeEc2, type FakeEc2} from '../fake-cloud/ec2.js'
-import {startFakeGce, type FakeGce} from '../fake-cloud/gce.js'
-import {startFakeMetadata, type FakeMetadata} from '../fake-cloud/gce-metadata.js'
-import {FAKE_OCI, startFakeOci, type FakeOci} from '../fake-cloud/oci.js'
+import {bootsLocalNodes} from '../doubles/cloud-api/boot-local-nodes.js'
+import {ec2Fault, startFakeEc2, type FakeEc2} from '../doubles/cloud-api/ec2.js'
+import {startFakeGce, type FakeGce} from '../doubles/cloud-api/gce.js'
+import {startFakeMetadata, type FakeMetadata} from '../doubles/cloud-api/gce-metadata.js'
+import {FAKE_OCI, startFakeOci, type FakeOci} from '../doubles/cloud-api/oci.js'
 
 const NAME = 'cm'
 const USER = 'carol'
@@ -311,7 +311,7 @@ describe('a cloud management node configured over SSH with the real management.y
   })
 
   // ---- Jobs on cloud nodes: the node drivers' real SDKs against the fake clouds, each launch booting a
-  // real local slurmd (test/helpers/fake-cloud-nodes.ts). The test's own shortcuts, none of them in
+  // real local slurmd (test/doubles/cloud-api/boot-local-nodes.ts). The test's own shortcuts, none of them in
   // what it checks: slurm.conf gets SuspendTimeout=10 (the clouds' 120 s would make each power-down wait
   // two minutes), config_overrides (this 2-core machine registers as the 4-vCPU c5.xlarge) and the
   // process tracking of the local provider (this container has no cgroup hierarchy slurmd can use).

@@ -1,5 +1,5 @@
 // citc doctor: the tools and the credentials, with and without a Terraform on PATH. The Terraform found
-// is test/doubles/terraform (the TEST DOUBLE of the terraform binary) or none: PATH decides.
+// is test/doubles/bin/terraform (the TEST DOUBLE of the terraform binary) or none: PATH decides.
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
@@ -7,7 +7,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {citc, ROOT} from '../helpers/cli.js'
 
-const DOUBLES = resolve(ROOT, 'test', 'doubles')
+const DOUBLES = resolve(ROOT, 'test', 'doubles', 'bin')
 const work = mkdtempSync(join(tmpdir(), 'citc-doctor-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
 

@@ -1,4 +1,4 @@
-// What the cloud tests share: the environment that puts the TEST DOUBLES (test/doubles: terraform, and
+// What the cloud tests share: the environment that puts the TEST DOUBLES (test/doubles/bin: terraform, and
 // the aws/gcloud/oci CLIs of the sweep) in place of the real tools, and the `terraform output -json`
 // document the terraform double answers with for an aws cluster whose management node is an sshd here.
 import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
@@ -8,7 +8,7 @@ import {join, resolve} from 'node:path'
 import type {ManagementNodeStandIn, StandIn} from '../../src/lib/stand-in.js'
 import {ROOT} from './cli.js'
 
-export const DOUBLES = resolve(ROOT, 'test', 'doubles')
+export const DOUBLES = resolve(ROOT, 'test', 'doubles', 'bin')
 
 /** citc with the doubles first on PATH, a HOME without cloud credentials, and the doubles' logs. */
 export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; cloudLog?: string; cloudState?: string}, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

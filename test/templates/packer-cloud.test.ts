@@ -20,7 +20,7 @@ import {createOracleImageBuilder} from '../../src/lib/providers/oracle/image-bui
 import type {CloudProvider} from '../../src/lib/providers/registry.js'
 import {ROOT} from '../helpers/cli.js'
 import {cloudRecord} from '../helpers/cloud-records.js'
-import {MemoryTransport} from '../helpers/memory-transport.js'
+import {MemoryTransport} from '../doubles/memory-transport.js'
 
 const TEMPLATE_DIR = join(ROOT, 'templates', 'packer')
 const work = mkdtempSync(join(tmpdir(), 'citc-packer-cloud-'))

@@ -3,7 +3,7 @@
 // The three node programs share one shape: a hidden command taking Slurm's hostlist argument.
 import {Args, Command, Flags} from '@oclif/core'
 
-import type {NodeProgram} from '../../lib/tasks/node-programs.js'
+import type {NodeProgram} from '../../lib/tasks/node/node-programs.js'
 
 export function nodeProgramCommand(program: NodeProgram, summary: string) {
   return class extends Command {
@@ -17,7 +17,7 @@ export function nodeProgramCommand(program: NodeProgram, summary: string) {
 
     async run() {
       const {args, flags} = await this.parse()
-      const {nodeProgramMain} = await import('../../lib/tasks/node-programs.js')
+      const {nodeProgramMain} = await import('../../lib/tasks/node/node-programs.js')
       // bin/run.js runs this directly for `citc node <program> <hostlist> [--stand-in FILE]`; the same code here.
       const code = await nodeProgramMain(program, args.hostlist, flags['stand-in'])
       if (code !== 0) this.exit(code)

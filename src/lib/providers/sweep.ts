@@ -4,7 +4,7 @@
 // sweep.ts), each driving the cloud's own command-line tool (aws, gcloud, oci) through exec.ts with
 // the credentials Terraform used: citc makes no cloud API call of its own.
 //
-// Tests replace the tools with test/doubles/{aws,gcloud,oci} (TEST DOUBLES of the cloud APIs: these
+// Tests replace the tools with test/doubles/bin/{aws,gcloud,oci} (TEST DOUBLES of the cloud APIs: these
 // machines have no cloud to talk to), put first on PATH.
 import {remoteError} from '../errors.js'
 import {run, which} from '../tools/exec.js'

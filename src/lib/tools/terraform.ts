@@ -6,7 +6,7 @@
 // anything unrecognised keeps Terraform's own error and the last lines of its output.
 //
 // The pure parts (version, plan JSON, progress lines, outputs, error explanation) are exported on their
-// own and unit-tested; the adapter is tested against test/doubles/terraform.
+// own and unit-tested; the adapter is tested against test/doubles/bin/terraform.
 // The wording of a hint for a cloud's own errors (credentials, quota, capacity) is its provider
 // module's (CloudPart.errorHints): images and node drivers meet the same errors.
 import {CitcError, remoteError, type Hint} from '../errors.js'

@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 import {parseAssocMgr} from '../../../src/lib/accounts/assoc-usage.js'
 import {accountsDocument, accountsDocumentSchema, accountsTree, isLimitReason} from '../../../src/lib/accounts/report.js'
 import {AccountsStore, batchArgv, batches, loadText, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 import type {AccountOp} from '../../../src/lib/accounts/ops.js'
 import type {AccountingState} from '../../../src/lib/accounts/types.js'
 

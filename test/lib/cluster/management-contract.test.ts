@@ -18,7 +18,7 @@ import {
 import {CitcError} from '../../../src/lib/errors.js'
 import {awsModule} from '../../../src/lib/providers/aws/index.js'
 import type {DriverInput} from '../../../src/lib/providers/types.js'
-import {driverFor} from '../../../src/lib/tasks/node-programs.js'
+import {driverFor} from '../../../src/lib/tasks/node/node-programs.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-contract-unit-'))

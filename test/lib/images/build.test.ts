@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 
 import {BuildProgress, buildImage} from '../../../src/lib/images/build.js'
 import type {ImageBuilder, ImageRecord} from '../../../src/lib/images/types.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 function fakeBuilder() {
   const seen: {collected: string[]; discarded: string[]} = {collected: [], discarded: []}

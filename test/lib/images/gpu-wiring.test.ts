@@ -8,7 +8,7 @@ import type {ImageBuilder} from '../../../src/lib/images/types.js'
 import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
 import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'
 import {type ImageContext, inputsStep} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 const CONF = '/mnt/shared/etc/slurm/slurm.conf'
 

@@ -9,7 +9,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {cloudDriver, cloudNodeDriver, idempotencyToken, type CloudApi, type CloudDriverOptions, type LaunchRequest} from '../../../src/lib/providers/cloud-driver.js'
 import type {NodeFailure} from '../../../src/lib/providers/node-failures.js'
 import {nodeFromUserData} from '../../../src/lib/providers/node-user-data.js'
-import {fakeDriverContext} from '../../helpers/fake-clock.js'
+import {fakeDriverContext} from '../../doubles/clock.js'
 import type {CloudInstance, NodeSpec} from '../../../src/lib/providers/types.js'
 
 const dirs: string[] = []

@@ -1,8 +1,8 @@
 // A cloud image build end to end on this machine: the management node is a real OpenSSH sshd on
 // loopback (test/helpers/sshd.ts) reached with citc's SSH transport, `packer` on its PATH is the
-// TEST DOUBLE test/doubles/packer (it checks its arguments and the var file as Packer would, "creates"
+// TEST DOUBLE test/doubles/bin/packer (it checks its arguments and the var file as Packer would, "creates"
 // the image in the cloud API double's state and writes the manifest), and the cloud's CLI on this
-// machine is the cloud API double (test/doubles/aws). What runs is citc's own: the image steps of
+// machine is the cloud API double (test/doubles/bin/aws). What runs is citc's own: the image steps of
 // create (createImageSteps) and of rebuild-image (image-steps.ts) in a workflow, the real buildImage
 // (src/lib/images/build.ts) and the aws image builder — so a change that breaks any of them for
 // clouds fails here. The var files hold the shared, the cloud's and compute.yml's variables; the

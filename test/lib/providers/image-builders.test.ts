@@ -1,5 +1,5 @@
 // The clouds' image builders on their own: a MemoryTransport as the management node (images.json
-// kept in its map) and the cloud API TEST DOUBLES (test/doubles/{aws,gcloud,oci}, first on PATH) as
+// kept in its map) and the cloud API TEST DOUBLES (test/doubles/bin/{aws,gcloud,oci}, first on PATH) as
 // the clouds. What is checked: list (newest first, current per architecture — recorded, else the
 // newest — and the nodes running each image), use, remove (AMI snapshots too), discard, and the
 // variables for the other architecture or one a cloud cannot build.
@@ -17,7 +17,7 @@ import {createOracleImageBuilder} from '../../../src/lib/providers/oracle/image-
 import type {CloudProvider} from '../../../src/lib/providers/registry.js'
 import {DOUBLES} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 import {nodeDriverVars} from '../../../src/lib/cluster/management-contract.js'
 import type {CitcError} from '../../../src/lib/errors.js'
 import {archFor, buildableArches, rebuildImage, rollbackImage} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'

@@ -1,6 +1,6 @@
 // destroy's sweep finds the images `citc rebuild-image` makes on each cloud: the tags cloud.pkr.hcl
 // puts on them (read with HashiCorp's HCL parser, @cdktf/hcl2json) are rendered for a cluster and
-// given to the cloud API TEST DOUBLES (test/doubles/{aws,gcloud,oci}, first on PATH) as the only
+// given to the cloud API TEST DOUBLES (test/doubles/bin/{aws,gcloud,oci}, first on PATH) as the only
 // mark of the cluster; each sweeper lists and deletes exactly those (and the AMI's snapshots, which
 // carry the same tags), and leaves another cluster's.
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'

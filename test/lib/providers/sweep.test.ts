@@ -1,4 +1,4 @@
-// The sweepers of destroy, each driving its cloud's CLI — here test/doubles/{aws,gcloud,oci}, the TEST
+// The sweepers of destroy, each driving its cloud's CLI — here test/doubles/bin/{aws,gcloud,oci}, the TEST
 // DOUBLES of the clouds' APIs (a JSON file is the cloud), first on PATH. What is checked: the commands
 // and JSON shapes each CLI is driven with, that only what carries the cluster's tag is listed and
 // deleted, the deletion order, and how failures are reported.
@@ -14,7 +14,7 @@ import {sweep, type SweepContext} from '../../../src/lib/providers/sweep.js'
 import {sweeperFor} from '../../../src/lib/providers/cloud-cluster.js'
 import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
 
-const DOUBLES = resolve('test/doubles')
+const DOUBLES = resolve('test/doubles/bin')
 const work = mkdtempSync(join(tmpdir(), 'citc-sweep-'))
 const state = join(work, 'cloud.json')
 const log = join(work, 'calls.log')

@@ -1,4 +1,4 @@
-// The Terraform adapter: its pure parsers, and the adapter itself against test/doubles/terraform (the
+// The Terraform adapter: its pure parsers, and the adapter itself against test/doubles/bin/terraform (the
 // one test double of this project: Terraform cannot be installed here). The double answers like
 // Terraform with -no-color, records its argv, and fails on demand with the clouds' real error texts.
 import {execFileSync} from 'node:child_process'
@@ -30,7 +30,7 @@ import {
   type ResourceEvent,
 } from '../../../src/lib/tools/terraform.js'
 
-const DOUBLE = resolve('test/doubles/terraform')
+const DOUBLE = resolve('test/doubles/bin/terraform')
 const work = mkdtempSync(join(tmpdir(), 'citc-terraform-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
 let n = 0

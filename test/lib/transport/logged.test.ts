@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {LOG_OUTPUT_MAX, loggedOutput, withLog} from '../../../src/lib/transport/logged.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-logged-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))

@@ -15,7 +15,7 @@
 //             failure once, classified, to the elastic log. Any other console output passes through.
 //   auth      instance principals — the management node's dynamic group (templates/terraform/oracle/
 //             iam.tf): the certificate from the metadata service, a session token from the auth
-//             service. Tests point both at the fake OCI (test/fake-cloud/oci.ts) through a stand-in's
+//             service. Tests point both at the fake OCI (test/doubles/cloud-api/oci.ts) through a stand-in's
 //             endpoints (src/lib/stand-in.ts): `metadata` is the metadata base URL, and when `api` is set the auth
 //             service is asked there too (one fake plays Core API and auth service).
 import {generateKeyPairSync} from 'node:crypto'

@@ -24,7 +24,7 @@ import {CLUSTER_JSON, type ManagementContract, readManagementContract} from '../
 import {didYouMean} from '../../config/yaml.js'
 import {CitcError, InvalidInputError, remoteError, type InputProblem} from '../../errors.js'
 import type {Transport} from '../../transport/types.js'
-import {Accounting} from '../../users/accounting.js'
+import {Accounting} from '../../accounts/sacctmgr.js'
 import {Directory, getentPasswd, LDAP_JSON, type LdapConfig, readLdapConfig} from '../../users/directory.js'
 import {authorizedKeys} from '../../users/keys.js'
 import {sshaHash} from '../../users/ldif.js'

@@ -15,7 +15,7 @@ import {realContext} from '../../providers/types.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
 import {playbookVars, SHARED_DIR} from '../create/create-local.js'
-import {driverFor, elasticLogger, readNodeHostConfig} from '../node-programs.js'
+import {driverFor, elasticLogger, readNodeHostConfig} from '../node/node-programs.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
 /** The driver as the node programs use it (cluster.json's overrides), or the provider's with its defaults if that is gone. */

@@ -1,6 +1,6 @@
 // The AWS node driver end to end inside this process: the real @aws-sdk/client-ec2 (serialisation,
 // SigV4 signing, XML parsing, the default credentials chain through IMDSv2) against the fake EC2 and
-// fake IMDS on 127.0.0.1 (test/fake-cloud, TEST DOUBLES: there is no EC2 here). The driver's clock
+// fake IMDS on 127.0.0.1 (test/doubles/cloud-api, TEST DOUBLES: there is no EC2 here). The driver's clock
 // and sleep are injected, so backoff and token-bucket waits are recorded, not waited for. The last
 // block checks the management role in templates/terraform/aws/iam.tf against every EC2 action these
 // tests saw the driver make.
@@ -16,11 +16,11 @@ import {ec2Api} from '../../../../src/lib/providers/aws/ec2-api.js'
 import {awsModule} from '../../../../src/lib/providers/aws/index.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
 import type {NodeDriver} from '../../../../src/lib/providers/types.js'
-import {ec2Fault, type FakeEc2, startFakeEc2} from '../../../fake-cloud/ec2.js'
-import {FAKE_IMDS_CREDENTIALS} from '../../../fake-cloud/imds.js'
+import {ec2Fault, type FakeEc2, startFakeEc2} from '../../../doubles/cloud-api/ec2.js'
+import {FAKE_IMDS_CREDENTIALS} from '../../../doubles/cloud-api/imds.js'
 import {awsPolicyStatements} from './iam-policy.js'
+import {fakeDriverContext} from '../../../doubles/clock.js'
 import {driverInput} from '../../../helpers/driver-input.js'
-import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 const CLUSTER = 'demo'
 const ZONE = 'eu-west-2a'

@@ -1,6 +1,6 @@
 // The Google node driver end to end in-process: the real REST client (google-auth-library, its
 // metadata-server credential chain included) against the TEST DOUBLES of Compute Engine and its
-// metadata server (test/fake-cloud/gce.ts, gce-metadata.ts) on 127.0.0.1. The clock and sleep are the
+// metadata server (test/doubles/cloud-api/gce.ts, gce-metadata.ts) on 127.0.0.1. The clock and sleep are the
 // context's, so retries are counted and their delays asserted without real waiting.
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -11,11 +11,11 @@ import {googleComputeApi, stateOf} from '../../../../src/lib/providers/google/co
 import {googleDriver} from '../../../../src/lib/providers/google/driver.js'
 import {classifyGoogleError} from '../../../../src/lib/providers/google/failures.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
-import {startFakeGce, type FakeGce} from '../../../fake-cloud/gce.js'
-import {startFakeMetadata, type FakeMetadata} from '../../../fake-cloud/gce-metadata.js'
-import type {FakeInstance} from '../../../fake-cloud/types.js'
+import {startFakeGce, type FakeGce} from '../../../doubles/cloud-api/gce.js'
+import {startFakeMetadata, type FakeMetadata} from '../../../doubles/cloud-api/gce-metadata.js'
+import type {FakeInstance} from '../../../doubles/cloud-api/types.js'
+import {fakeDriverContext} from '../../../doubles/clock.js'
 import {driverInput} from '../../../helpers/driver-input.js'
-import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 const PROJECT = 'citc-test-project'
 const ZONE = 'europe-west4-a'

@@ -8,7 +8,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {localImages} from '../../../../src/lib/providers/local/image-builder.js'
 import {currentLocalImage} from '../../../../src/lib/providers/local/driver.js'
-import {MemoryTransport} from '../../../helpers/memory-transport.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 const temps: string[] = []
 /** A temp dir removed after the file's tests. */

@@ -1,5 +1,5 @@
 // The Oracle node driver with the real OCI SDK (oci-core/oci-common 2.139.1) against the fake OCI (a
-// TEST DOUBLE: test/fake-cloud/oci.ts) — credentials through the production instance-principal chain
+// TEST DOUBLE: test/doubles/cloud-api/oci.ts) — credentials through the production instance-principal chain
 // (metadata certificates → auth service session token), every request's signature checked by the fake.
 // The driver's clock and sleep are injected: retries take no real time, and their delays are asserted.
 import {createHash} from 'node:crypto'
@@ -9,8 +9,8 @@ import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 import {CLOUD_DRIVER_DEFAULTS} from '../../../../src/lib/providers/cloud-driver.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
 import {oracleModule} from '../../../../src/lib/providers/oracle/index.js'
-import type {FakeInstance} from '../../../fake-cloud/types.js'
-import {FAKE_OCI, startFakeOci, type FakeOci} from '../../../fake-cloud/oci.js'
+import type {FakeInstance} from '../../../doubles/cloud-api/types.js'
+import {FAKE_OCI, startFakeOci, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import {driverInput} from '../../../helpers/driver-input.js'
 import {CLUSTER, IMAGE, driverOptions, fakeContext, imagesJson, makeDriver} from './helpers.js'
 

@@ -1,4 +1,4 @@
-// Shared by the Oracle driver tests: the fake OCI (a TEST DOUBLE, test/fake-cloud/oci.ts), a cluster.json
+// Shared by the Oracle driver tests: the fake OCI (a TEST DOUBLE, test/doubles/cloud-api/oci.ts), a cluster.json
 // oracle section pointing at it, images.json in a temp dir, and a driver context with an injected clock
 // whose sleeps only advance the clock (no real waiting) and are recorded.
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
@@ -6,9 +6,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {oracleDriver} from '../../../../src/lib/providers/oracle/driver.js'
-import {FAKE_OCI, type FakeOci} from '../../../fake-cloud/oci.js'
+import {FAKE_OCI, type FakeOci} from '../../../doubles/cloud-api/oci.js'
+import {fakeDriverContext} from '../../../doubles/clock.js'
 import {driverInput} from '../../../helpers/driver-input.js'
-import {fakeDriverContext} from '../../../helpers/fake-clock.js'
 
 export const CLUSTER = 'oc1test'
 export const IMAGE = {x86_64: 'ocid1.image.oc1.uk-london-1.computex86', arm64: 'ocid1.image.oc1.uk-london-1.computearm'}
@@ -46,7 +46,7 @@ export function driverOptions(cloud: FakeOci, images: string, extra: Record<stri
 
 export const makeDriver = (cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) => oracleDriver(driverInput(driverOptions(cloud, images, extra)))
 
-/** A context on a fake clock (test/helpers/fake-clock.ts), and the retry delays the driver logged per node. */
+/** A context on a fake clock (test/doubles/clock.ts), and the retry delays the driver logged per node. */
 export function fakeContext(budgetMs = 300_000) {
   const c = fakeDriverContext(budgetMs)
   /** The retry delays the driver logged ("… attempt N; again in X s"), in ms, per node. */

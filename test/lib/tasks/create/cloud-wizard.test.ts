@@ -13,7 +13,7 @@ import {locateProblems, resolveCloudCreate} from '../../../../src/lib/tasks/crea
 import {loadClusterConfig} from '../../../../src/lib/tasks/create/config-file.js'
 import type {CreateSettings} from '../../../../src/lib/tasks/create/create-request.js'
 import {unusableFlags} from '../../../../src/lib/tasks/create/unusable-flags.js'
-import {fakeHomes} from '../../../helpers/fake-home.js'
+import {fakeHomes} from '../../../doubles/home.js'
 
 const homes = fakeHomes('citc-cloud-input-')
 const {home, root} = homes

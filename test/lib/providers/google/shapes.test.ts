@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
-import {googleCatalogue} from '../../../src/lib/providers/google/shapes.js'
-import {citcOverheadMiB} from '../../../src/lib/shapes/memory.js'
-import type {Shape} from '../../../src/lib/shapes/types.js'
+import {googleCatalogue} from '../../../../src/lib/providers/google/shapes.js'
+import {citcOverheadMiB} from '../../../../src/lib/shapes/memory.js'
+import type {Shape} from '../../../../src/lib/shapes/types.js'
 
 const get = (name: string): Shape => {
   const s = googleCatalogue.get(name)

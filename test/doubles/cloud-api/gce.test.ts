@@ -1,12 +1,12 @@
-// The Compute Engine TEST DOUBLE itself (test/fake-cloud/gce.ts), where the driver's tests do not
+// The Compute Engine TEST DOUBLE itself (test/doubles/cloud-api/gce.ts), where the driver's tests do not
 // reach: its request throttle (for the resume-burst benchmark), boot delay, and refusal of callers
 // without a token the fake metadata server issued.
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 
-import {googleComputeApi} from '../../../../src/lib/providers/google/compute-api.js'
-import {classifyGoogleError} from '../../../../src/lib/providers/google/failures.js'
-import {startFakeGce} from '../../../fake-cloud/gce.js'
-import {startFakeMetadata, type FakeMetadata} from '../../../fake-cloud/gce-metadata.js'
+import {googleComputeApi} from '../../../src/lib/providers/google/compute-api.js'
+import {classifyGoogleError} from '../../../src/lib/providers/google/failures.js'
+import {startFakeGce} from './gce.js'
+import {startFakeMetadata, type FakeMetadata} from './gce-metadata.js'
 
 let metadata: FakeMetadata
 beforeAll(async () => {

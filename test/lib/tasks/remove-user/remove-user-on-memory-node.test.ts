@@ -1,15 +1,15 @@
-// remove-user against an in-memory management node (test/helpers/memory-transport.ts): a one-person
+// remove-user against an in-memory management node (test/doubles/memory-transport.ts): a one-person
 // directory answers ldapsearch/ldapdelete, sacctmgr and squeue/scancel are scripted, the home lives in
 // the node's map. What is checked: the order of the changes (jobs, then Slurm, then the entry, then
 // the home), that sacctmgr and squeue run against the cluster's slurm.conf, and that a failure in the
 // middle says what was done and what is left. The same workflow against a real slapd is
-// test/lib/tasks/remove-user.test.ts (integration).
+// test/lib/tasks/remove-user/remove-user.test.ts (integration).
 import {describe, expect, it} from 'vitest'
 
-import {CitcError} from '../../../src/lib/errors.js'
-import {removeUser, type RemoveUserOptions} from '../../../src/lib/tasks/users/remove-user.js'
-import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../helpers/memory-node.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {CitcError} from '../../../../src/lib/errors.js'
+import {removeUser, type RemoveUserOptions} from '../../../../src/lib/tasks/remove-user/remove-user.js'
+import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../../doubles/memory-node.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 const LDAP = MEMORY_LDAP
 const CLUSTER = MEMORY_CLUSTER

@@ -1,18 +1,18 @@
-// add-user's workflow against an in-memory management node (test/helpers/memory-transport.ts): a
+// add-user's workflow against an in-memory management node (test/doubles/memory-transport.ts): a
 // small directory answers ldapsearch/ldapadd/ldapdelete from its entries, files and homes live in
 // the node's map. What is checked: the order of changes, that the password is never in argv, that a
 // taken name changes nothing, and that a failure undoes everything in reverse. The same workflow
-// against a real slapd is test/lib/tasks/add-user.test.ts (integration).
+// against a real slapd is test/lib/tasks/add-user/add-user-workflow.test.ts (integration).
 import {generateKeyPairSync} from 'node:crypto'
 
 import {describe, expect, it} from 'vitest'
 
-import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
-import {createUsers, type CreateUsersOptions} from '../../../src/lib/tasks/add-user/create-users.js'
-import {get, type LdifEntry, parseLdif} from '../../../src/lib/users/ldif.js'
-import {parseUsersFile, prepareUsers, requestFromFlags} from '../../../src/lib/users/request.js'
-import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../helpers/memory-node.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {CitcError, InvalidInputError} from '../../../../src/lib/errors.js'
+import {createUsers, type CreateUsersOptions} from '../../../../src/lib/tasks/add-user/create-users.js'
+import {get, type LdifEntry, parseLdif} from '../../../../src/lib/users/ldif.js'
+import {parseUsersFile, prepareUsers, requestFromFlags} from '../../../../src/lib/users/request.js'
+import {MEMORY_CLUSTER, MEMORY_LDAP} from '../../../doubles/memory-node.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 const LDAP = MEMORY_LDAP
 const CLUSTER = MEMORY_CLUSTER

@@ -4,13 +4,13 @@
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {confirmByTyping, confirmOrRefuse} from '../../../src/lib/io.js'
-import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
-import {resolveCloudCreate} from '../../../src/lib/tasks/create/cloud-wizard.js'
-import {resolveLocalCreate} from '../../../src/lib/tasks/create/local-wizard.js'
-import {askProvider} from '../../../src/lib/tasks/create/resolve-create.js'
-import {scriptedIo, scriptedPrompts} from './scripted-prompts.js'
-import {fakeHomes} from '../../helpers/fake-home.js'
+import {confirmByTyping, confirmOrRefuse} from '../../../../src/lib/io.js'
+import {PROVIDER_NAMES} from '../../../../src/lib/providers/registry.js'
+import {resolveCloudCreate} from '../../../../src/lib/tasks/create/cloud-wizard.js'
+import {resolveLocalCreate} from '../../../../src/lib/tasks/create/local-wizard.js'
+import {askProvider} from '../../../../src/lib/tasks/create/resolve-create.js'
+import {scriptedIo, scriptedPrompts} from '../../../doubles/scripted-prompts.js'
+import {fakeHomes} from '../../../doubles/home.js'
 
 const homes = fakeHomes('citc-wizard-')
 const {home, root} = homes

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {awsCatalogue, awsSizeVcpus} from '../../../src/lib/providers/aws/shapes.js'
-import type {Shape} from '../../../src/lib/shapes/types.js'
+import {awsCatalogue, awsSizeVcpus} from '../../../../src/lib/providers/aws/shapes.js'
+import type {Shape} from '../../../../src/lib/shapes/types.js'
 
 const get = (name: string): Shape => {
   const s = awsCatalogue.get(name)

@@ -1,14 +1,14 @@
-// finish's apply logic against an in-memory management node (test/helpers/memory-transport.ts):
+// finish's apply logic against an in-memory management node (test/doubles/memory-transport.ts):
 // the order of upload, Slurm's check, backup, swap and restart, and what the node holds after each
 // failure. The same steps against a real slurmctld over sshd are in test/e2e/finish-apply.test.ts.
 import {describe, expect, it} from 'vitest'
 
-import {CitcError} from '../../../src/lib/errors.js'
-import {Controller} from '../../../src/lib/slurm/controller.js'
-import {expandHostlist} from '../../../src/lib/slurm/hostlist.js'
-import {applyFinish, finishUnattended, readClusterState} from '../../../src/lib/tasks/finish/apply-config.js'
-import {generateAndPlan} from '../../../src/lib/tasks/finish/generate-config.js'
-import {MemoryTransport} from '../../helpers/memory-transport.js'
+import {CitcError} from '../../../../src/lib/errors.js'
+import {Controller} from '../../../../src/lib/slurm/controller.js'
+import {expandHostlist} from '../../../../src/lib/slurm/hostlist.js'
+import {applyFinish, finishUnattended, readClusterState} from '../../../../src/lib/tasks/finish/apply-config.js'
+import {generateAndPlan} from '../../../../src/lib/tasks/finish/generate-config.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 const CONF = '/etc/slurm/slurm.conf'
 const GRES = '/etc/slurm/gres.conf'

@@ -5,10 +5,10 @@
 // slurmctld → citc node resume → the real SDK → the fake cloud → a slurmd that registers, and the job runs.
 import {join} from 'node:path'
 
-import {localDriver} from '../../src/lib/providers/local/driver.js'
-import {nodeFromUserData} from '../../src/lib/providers/node-user-data.js'
-import {realContext} from '../../src/lib/providers/types.js'
-import type {FakeCloudHooks, FakeInstance} from '../fake-cloud/types.js'
+import {localDriver} from '../../../src/lib/providers/local/driver.js'
+import {nodeFromUserData} from '../../../src/lib/providers/node-user-data.js'
+import {realContext} from '../../../src/lib/providers/types.js'
+import type {FakeCloudHooks, FakeInstance} from './types.js'
 
 export interface LocalBoots {
   hooks: FakeCloudHooks

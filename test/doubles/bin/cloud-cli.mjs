@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // TEST DOUBLE of the clouds' APIs — not AWS, Google Cloud or Oracle Cloud. These machines have no
-// cloud to talk to, so tests put test/doubles first on PATH: `aws`, `gcloud` and `oci` there are
+// cloud to talk to, so tests put test/doubles/bin first on PATH: `aws`, `gcloud` and `oci` there are
 // two-line wrappers that run this file, which answers the few commands citc's destroy sweep runs
 // (src/lib/providers/{aws,google,oracle}/sweep.ts) with the JSON shapes the real CLIs print.
 //
@@ -132,5 +132,5 @@ if (tool === 'aws') {
   else if (has('compute', 'image', 'delete')) remove('image', arg('--image-id'))
   else die(`oci (test double): unknown command ${args.join(' ')}`, 2)
 } else {
-  die(`cloud-api.mjs: called as ${tool}`, 2)
+  die(`cloud-cli.mjs: called as ${tool}`, 2)
 }

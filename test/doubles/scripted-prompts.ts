@@ -1,7 +1,7 @@
 // Scripted answers for Io's prompts: each question is matched by its message, in order, and its
 // answer given back — so a wizard's logic is unit-tested without a pseudo-terminal. A question the
 // script does not expect, or an answer left over, fails the test.
-import type {Io, Prompts} from '../../../src/lib/io.js'
+import type {Io, Prompts} from '../../src/lib/io.js'
 
 export interface Asked {
   kind: 'select' | 'input' | 'number' | 'confirm'

@@ -6,15 +6,15 @@
 import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
-import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../cluster/management-contract.js'
-import {CitcError} from '../errors.js'
-import {providerModule} from '../providers/registry.js'
-import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../providers/types.js'
-import {Controller, type NodeState} from '../slurm/controller.js'
-import {expandHostlist} from '../slurm/hostlist.js'
-import {featureValue} from '../slurm/nodes.js'
-import {readStandInFile, type StandIn} from '../stand-in.js'
-import {localTransport} from '../transport/local.js'
+import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../../cluster/management-contract.js'
+import {CitcError} from '../../errors.js'
+import {providerModule} from '../../providers/registry.js'
+import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../../providers/types.js'
+import {Controller, type NodeState} from '../../slurm/controller.js'
+import {expandHostlist} from '../../slurm/hostlist.js'
+import {featureValue} from '../../slurm/nodes.js'
+import {readStandInFile, type StandIn} from '../../stand-in.js'
+import {localTransport} from '../../transport/local.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
 export type NodeHostConfig = ManagementContract

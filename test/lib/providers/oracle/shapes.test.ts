@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {FLEX_FAMILIES, flexProblem, oracleCatalogue} from '../../../src/lib/providers/oracle/shapes.js'
-import type {Shape} from '../../../src/lib/shapes/types.js'
+import {FLEX_FAMILIES, flexProblem, oracleCatalogue} from '../../../../src/lib/providers/oracle/shapes.js'
+import type {Shape} from '../../../../src/lib/shapes/types.js'
 
 const get = (name: string): Shape => {
   const s = oracleCatalogue.get(name)

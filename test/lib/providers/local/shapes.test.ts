@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {archOf, detectHost, localCatalogue, physicalCores} from '../../../src/lib/providers/local/shapes.js'
+import {archOf, detectHost, localCatalogue, physicalCores} from '../../../../src/lib/providers/local/shapes.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-shapes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))

@@ -8,15 +8,15 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {pidAlive, sleep} from '../../../src/lib/proc.js'
-import {waitFor} from '../../helpers/wait.js'
+import {pidAlive, sleep} from '../../../../src/lib/proc.js'
+import {waitFor} from '../../../helpers/wait.js'
 
-import {CitcError, HostKeyMismatchError, InvalidInputError} from '../../../src/lib/errors.js'
-import {takePidLine} from '../../../src/lib/transport/ssh/exec.js'
-import {connectSsh, fetchHostKeyFingerprint, fetchPinnedHostKey, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, type SshTransport} from '../../../src/lib/transport/ssh/index.js'
-import {NASTY} from '../../helpers/nasty.js'
-import {freePort} from '../../helpers/slurm.js'
-import {keygenFingerprint, startSshd, type SshdSandbox} from '../../helpers/sshd.js'
+import {CitcError, HostKeyMismatchError, InvalidInputError} from '../../../../src/lib/errors.js'
+import {takePidLine} from '../../../../src/lib/transport/ssh/exec.js'
+import {connectSsh, fetchHostKeyFingerprint, fetchPinnedHostKey, generateEd25519KeyPair, parseSshPublicKey, sshFingerprint, type SshTransport} from '../../../../src/lib/transport/ssh/index.js'
+import {NASTY} from '../../../helpers/nasty.js'
+import {freePort} from '../../../helpers/slurm.js'
+import {keygenFingerprint, startSshd, type SshdSandbox} from '../../../helpers/sshd.js'
 
 let sshd: SshdSandbox
 let t: SshTransport
