@@ -1,12 +1,16 @@
 // `citc --help` and `citc COMMAND --help`: what a user reads before running anything. Every command of
 // the map is documented with its summary, examples and the shared exit codes; hidden node programs
 // (run by slurmctld) stay out of the listing.
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
 import type {Command} from '@oclif/core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {DOCS_PAGES} from '../../src/docs-pages.js'
 import {commands} from '../../src/index.js'
 import {EXIT_CODE_HELP} from '../../src/lib/errors.js'
-import {type CliResult, cliSandbox, limited} from './support.js'
+import {type CliResult, cliSandbox, limited, ROOT} from './support.js'
 
 const sandbox = cliSandbox('help')
 afterAll(() => sandbox.cleanup())
@@ -102,6 +106,13 @@ describe('citc COMMAND --help', () => {
     expect(r.stdout, `${typed(id)} --help shows no EXAMPLES`).toMatch(/^EXAMPLES$/m)
     const examples = r.stdout.slice(r.stdout.indexOf('\nEXAMPLES\n'), r.stdout.indexOf('\nEXIT CODES\n'))
     expect(examples).toContain(`$ citc ${typed(id)}`)
+  })
+
+  it.each(Object.entries(DOCS_PAGES).map(([id, pages]) => [typed(id), id, pages] as const))('citc %s --help: SEE ALSO, before EXIT CODES, gives its docs/ pages as paths that open', (_t, id, pages) => {
+    const r = perCommand[id]
+    const paths = pages.map((p) => join(ROOT, p))
+    expect(r.stdout).toContain(`\nSEE ALSO\n${paths.map((p) => `  ${p}`).join('\n')}\n\nEXIT CODES\n`)
+    for (const p of paths) expect(existsSync(p), p).toBe(true)
   })
 
   it('`citc help COMMAND` is the same help', async () => {

@@ -103,8 +103,9 @@ export const PACKER_PLUGINS = [...PROVIDER_MODULES.flatMap((m) => (m.cloud ? [m.
 
 /**
  * The script (run as root) that installs what citc needs on the management node: ansible-core from
- * the distribution, Node.js 20 from NodeSource (Ubuntu 24.04 and Debian 12 ship Node 18, older than
- * citc needs), and Packer, which builds the compute-node images there (create's first image,
+ * the distribution, Node.js 24 (the active LTS line) from NodeSource when the node has no Node >= 20
+ * (Ubuntu 24.04 and Debian 12 ship Node 18, older than citc needs; 20 reached its end of life in April
+ * 2026), and Packer, which builds the compute-node images there (create's first image,
  * `citc rebuild-image`). npm is not needed: citc arrives with its dependencies.
  *
  * Packer: the distribution's when it has one (Debian 12: 1.6.6, the version cloud.pkr.hcl is written
@@ -155,7 +156,7 @@ export const TOOLS_SCRIPT = [
   '  apt_get install ca-certificates curl gnupg',
   '  install -d -m 0755 /etc/apt/keyrings',
   '  curl -fsSL --connect-timeout 30 --max-time 120 --retry 3 https://deb.nodesource.com/gpgkey/nodesource-repo.gpg.key | gpg --dearmor --yes -o /etc/apt/keyrings/nodesource.gpg',
-  '  echo "deb [signed-by=/etc/apt/keyrings/nodesource.gpg] https://deb.nodesource.com/node_20.x nodistro main" > /etc/apt/sources.list.d/nodesource.list',
+  '  echo "deb [signed-by=/etc/apt/keyrings/nodesource.gpg] https://deb.nodesource.com/node_24.x nodistro main" > /etc/apt/sources.list.d/nodesource.list',
   '  echo "citc-tools: step apt-get update (deb.nodesource.com)"',
   '  apt_get update',
   '  need="$need nodejs"',

@@ -86,8 +86,8 @@ describe('installTools', () => {
     expect(await installTools(localTransport())).toEqual([])
   })
 
-  it('installs Node.js 20 from NodeSource and ansible-core from the distribution, apt waiting for its lock', () => {
-    expect(TOOLS_SCRIPT).toMatch(/node_20\.x nodistro main/)
+  it('installs Node.js 24 (the active LTS) from NodeSource and ansible-core from the distribution, apt waiting for its lock', () => {
+    expect(TOOLS_SCRIPT).toMatch(/node_24\.x nodistro main/)
     expect(TOOLS_SCRIPT).toMatch(/DPkg::Lock::Timeout=600/)
     expect(TOOLS_SCRIPT).toMatch(/need="ansible-core"/)
     // Every network wait has its own bound too: apt's connections, curl's whole transfer.

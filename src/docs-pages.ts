@@ -1,0 +1,21 @@
+// Which page of docs/ explains a command further: `citc COMMAND --help` ends with them (help.ts), as
+// absolute paths into the installed package (package.json ships docs/), so they open wherever citc runs.
+// Keys are command ids as src/index.ts registers them; test/docs-pages.test.ts keeps both sides real.
+
+export const DOCS_PAGES: Readonly<Record<string, readonly string[]>> = {
+  accounts: ['docs/accounts.md'],
+  'accounts:apply': ['docs/accounts.md'],
+  'add-user': ['docs/accounts.md'],
+  create: ['docs/state-and-logs.md', 'docs/cloud-status.md'],
+  destroy: ['docs/state-and-logs.md'],
+  doctor: ['docs/node-versions.md'],
+  finish: ['docs/finish.md', 'docs/limits.md'],
+  'node:fail': ['docs/elastic-nodes.md'],
+  'node:resume': ['docs/elastic-nodes.md'],
+  'node:suspend': ['docs/elastic-nodes.md'],
+  'node:sync': ['docs/elastic-nodes.md'],
+  nodes: ['docs/elastic-nodes.md'],
+  'rebuild-image': ['docs/elastic-nodes.md'],
+  status: ['docs/elastic-nodes.md'],
+  usage: ['docs/accounts.md'],
+}
