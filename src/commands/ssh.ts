@@ -21,8 +21,8 @@ is shown as it comes, and citc exits with the command's exit code. The command g
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
     const {which} = await import('../lib/tools/exec.js')
     const {runAttached} = await import('../lib/tools/exec.js')
-    const {connectManagement, managedHere} = await import('../lib/providers/management-node.js')
-    const {writeKnownHosts} = await import('../lib/transport/management.js')
+    const {connectManagement, managedHere} = await import('../lib/cluster/management-node.js')
+    const {writeKnownHosts} = await import('../lib/cluster/management.js')
     const dashdash = this.argv.indexOf('--')
     const command = dashdash >= 0 ? this.argv.slice(dashdash + 1) : []
     const before = dashdash >= 0 ? this.argv.slice(0, dashdash) : this.argv

@@ -3,12 +3,11 @@ import {Command, Errors, Flags, Interfaces} from '@oclif/core'
 import chalk from 'chalk'
 
 import {CitcError, EXIT_CODES} from './errors.js'
-import type {Io} from './io.js'
+import type {Io, RendererName} from './io.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 
-/** How task lists are drawn: interactive on a TTY, line-by-line in CI or off a TTY, nothing under --json. */
-export type RendererName = 'default' | 'simple' | 'verbose' | 'silent'
+export type {RendererName} from './io.js'
 
 export function rendererPolicy(opts: {json: boolean; verbose: boolean; tty: boolean; ci: boolean}): RendererName {
   if (opts.json) return 'silent'

@@ -2,8 +2,13 @@
 // in src/lib/tasks take it, so they never reach into oclif. Every question goes through Io's prompts:
 // on a terminal @inquirer/prompts (imported when a question is asked), in unit tests scripted answers,
 // so the wizards' logic is tested without a pseudo-terminal (test/cli/wizard.test.ts keeps a real one).
-import type {RendererName} from './base-command.js'
 import {cancelled, usageError} from './errors.js'
+
+/**
+ * How task lists are drawn: interactive on a TTY, line-by-line in CI or off a TTY, nothing under
+ * --json (base-command.ts's rendererPolicy chooses).
+ */
+export type RendererName = 'default' | 'simple' | 'verbose' | 'silent'
 
 export interface Choice<T extends string> {
   name: string

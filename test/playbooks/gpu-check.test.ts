@@ -11,7 +11,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeEach, describe, expect, it} from 'vitest'
 
-import {catalogueFor} from '../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../src/lib/providers/catalogues.js'
 import {generateConfig} from '../../src/lib/slurm/generate.js'
 import {defaultElasticSettings} from '../../src/lib/slurm/render.js'
 import {awsModule} from '../../src/lib/providers/aws/index.js'

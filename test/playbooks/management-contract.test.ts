@@ -11,7 +11,8 @@ import {join} from 'node:path'
 import {parse} from '@cdktf/hcl2json'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {MANAGEMENT_CONTRACT_VERSION, type ManagementProvider, nodeDriverVars, readManagementContractFile} from '../../src/lib/cluster/management-contract.js'
+import {MANAGEMENT_CONTRACT_VERSION, type ManagementProvider, readManagementContractFile} from '../../src/lib/cluster/management-contract.js'
+import {nodeDriverVars} from '../../src/lib/providers/node-driver-vars.js'
 import {ROOT} from '../helpers/cli.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-contract-'))

@@ -12,7 +12,7 @@ import {parse as parseHcl} from '@cdktf/hcl2json'
 import {afterAll, describe, expect, it} from 'vitest'
 import {parse as parseYaml} from 'yaml'
 
-import type {ImageBuilderContext} from '../../src/lib/images/types.js'
+import type {ImageBuilderContext} from '../../src/lib/providers/image-types.js'
 import {HOST_KEYS_SCRIPT, type CloudImagePaths} from '../../src/lib/providers/cloud-image-builder.js'
 import {createAwsImageBuilder} from '../../src/lib/providers/aws/image-builder.js'
 import {createGoogleImageBuilder} from '../../src/lib/providers/google/image-builder.js'
@@ -21,6 +21,7 @@ import type {CloudProvider} from '../../src/lib/providers/registry.js'
 import {ROOT} from '../helpers/cli.js'
 import {cloudRecord} from '../helpers/cloud-records.js'
 import {MemoryTransport} from '../doubles/memory-transport.js'
+import {readManagementContract} from '../../src/lib/cluster/management-contract.js'
 
 const TEMPLATE_DIR = join(ROOT, 'templates', 'packer')
 const work = mkdtempSync(join(tmpdir(), 'citc-packer-cloud-'))
@@ -45,7 +46,7 @@ const BUILD = {name: 'citc-slurm-compute-demo-v20260101120000', version: '202601
 /** The builder's var file for a build, as citc writes it (shared variables + the builder's). */
 async function varFile(provider: CloudProvider, over: Record<string, unknown> = {}, drop: string[] = []): Promise<{file: string; only: string}> {
   const node = new MemoryTransport().on(['install']).on(['sh', '-c'])
-  const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, signal: new AbortController().signal, logFile: join(work, 'log')}
+  const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, managementContract: () => readManagementContract(node), signal: new AbortController().signal, logFile: join(work, 'log')}
   const builder = FACTORIES[provider](ctx, paths)
   const build = {...BUILD, arch: (over.arch as typeof BUILD.arch | undefined) ?? BUILD.arch, slurmVersion: '22.05.8-4+deb12u3'}
   const vars: Record<string, unknown> = {

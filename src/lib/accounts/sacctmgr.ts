@@ -1,7 +1,7 @@
 // Slurm accounting associations for citc's users, through a Transport: sacctmgr as argv, against the
 // cluster's slurm.conf (SLURM_CONF), run as root on the management node where slurmdbd answers.
 import {remoteError} from '../errors.js'
-import {shellQuote} from '../transport/quote.js'
+import {shellQuote} from '../shell-quote.js'
 import type {RunResult, Transport} from '../transport/types.js'
 
 const SACCTMGR_TIMEOUT_MS = 60_000

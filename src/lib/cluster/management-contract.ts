@@ -3,9 +3,10 @@
 // reader:
 //   writer   playbooks/roles/citc_programs (Describe the cluster for the node programs), from the
 //            variables citc passes: the cluster's (name, provider, paths) and `citc_node_driver`, the
-//            provider's section — on clouds made here from Terraform's outputs (nodeDriverVars).
+//            provider's section — on clouds made from Terraform's outputs (providers/node-driver-vars.ts).
 //   readers  the node programs (`citc node resume|suspend|fail`), add-user and `citc users` (over any
-//            Transport), and the local provider's preflight — all through readManagementContract or
+//            Transport), local create's preflight and the local image builder (handed it by the
+//            workflows: the provider modules sit below this file) — all through readManagementContract or
 //            readManagementContractFile, which say which file, which field and what to do when the file
 //            is missing, from another citc version, or not what citc writes.
 // The provider's section (`driver`) is what its node driver needs to start machines: subnet, image,
@@ -19,7 +20,6 @@ import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
 import {clusterJsonStandInSchema} from '../stand-in.js'
-import type {TerraformOutputValues} from '../providers/cloud-node-config.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
@@ -69,25 +69,6 @@ function managementContractSchema(): z.ZodType<ManagementContract> {
   return contractSchema
 }
 
-/**
- * The playbook variable `citc_node_driver` for a cloud cluster: its provider's section of cluster.json,
- * made from Terraform's outputs (as cluster.yaml keeps them) and checked against the schema here, so a
- * missing output fails the create, not the first node start.
- */
-export function nodeDriverVars(provider: ManagementProvider, outputs: TerraformOutputValues, cluster = '<cluster>'): Record<string, unknown> {
-  // local: no Terraform, and the driver's defaults (its section holds overrides only).
-  const {fromOutputs} = providerModule(provider).nodeConfig
-  if (!fromOutputs) return {}
-  const r = sectionSchema(provider).safeParse(fromOutputs(outputs))
-  if (!r.success) {
-    throw new CitcError('invalidInput', `the Terraform outputs of this ${provider} cluster do not give its node driver what it needs: ${issueList(r.error, 'driver')}`, {
-      hint: `the outputs are in cluster.yaml (terraform.outputs); re-run \`citc create --name ${cluster}\` to read them again after an apply`,
-      details: {fields: r.error.issues.map((i) => ['driver', ...i.path].join('.'))},
-    })
-  }
-  return r.data as Record<string, unknown>
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading
 
@@ -110,8 +91,8 @@ export class ManagementContractError extends CitcError {
 const rerun = (name: string | undefined) =>
   `re-run \`citc create --name ${name ?? '<cluster>'}\` where the cluster was created: its management playbook (re)writes this file`
 
-function issueList(error: z.ZodError, prefix?: string): string {
-  return error.issues.map((i) => `${[prefix, ...i.path].filter((p) => p !== undefined).join('.') || '(the whole file)'}: ${i.message}`).join('; ')
+function issueList(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(the whole file)'}: ${i.message}`).join('; ')
 }
 
 /**
@@ -180,6 +161,26 @@ function missing(file: string, where: string): ManagementContractError {
     undefined,
     rerun(undefined),
   )
+}
+
+/**
+ * The citc cluster whose management node this machine is, by its cluster.json (undefined: none). A file
+ * of another citc version still says whose machine it is (create rewrites it); one that names no
+ * cluster is refused, with a way out that does not lead back here. Local create's preflight asks.
+ */
+export function clusterOnThisMachine(file = CLUSTER_JSON): string | undefined {
+  try {
+    return readManagementContractFile(file, {optional: true})?.name
+  } catch (error) {
+    if (!(error instanceof ManagementContractError)) throw error
+    if (!error.clusterName) {
+      throw new CitcError('invalidInput', error.message, {
+        hint: `if no citc cluster lives on this machine any more, remove ${file}; if one does, destroy it first (citc destroy)`,
+        details: error.details,
+      })
+    }
+    return error.clusterName
+  }
 }
 
 /** cluster.json through a Transport (this machine, or the management node over SSH). */

@@ -7,15 +7,19 @@ import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
 import type {CommonCloudSettings} from '../providers/cloud-inputs.js'
-import {isCloud, PROVIDER_MODULES, PROVIDER_NAMES, type Provider, type ProviderSettings} from '../providers/registry.js'
-import {CLUSTER_NAME} from './name.js'
+import type {CloudSettings} from '../providers/cluster-view.js'
+import {isCloud, PROVIDER_MODULES, PROVIDER_NAMES, type Provider} from '../providers/registry.js'
+import {CLUSTER_NAME} from '../cluster-name.js'
 
-export {CLUSTER_NAME} from './name.js'
+export {CLUSTER_NAME} from '../cluster-name.js'
 /** OpenSSH's fingerprint of a host key: "SHA256:" and the base64 of the digest without padding. */
 export const HOST_KEY_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
 
 export const DEFAULT_SLURM_CONF = '/mnt/shared/etc/slurm/slurm.conf'
 export const DEFAULT_PROGRAMS_DIR = '/usr/local/libexec/citc'
+
+/** The address of a management node Terraform has not made yet (.invalid never resolves: RFC 2606). */
+export const PENDING_HOST = 'pending.invalid'
 
 export const clusterNameSchema = z
   .string()
@@ -67,8 +71,7 @@ const commonCloudShape = {
   nodeBin: absolutePath.optional(),
 } satisfies {[K in keyof CommonCloudSettings]-?: z.ZodType<CommonCloudSettings[K]>}
 
-/** Every cloud cluster's settings: the common fields and its provider's (all optional here). */
-export type CloudSettings = CommonCloudSettings & Partial<ProviderSettings>
+export type {CloudSettings} from '../providers/cluster-view.js'
 
 /**
  * The `cloud:` section by provider: a union keyed by cluster.yaml's existing `provider` field. A

@@ -10,10 +10,10 @@ import {isMap, isScalar, isSeq, type Node as YamlNode} from 'yaml'
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
-import {PROVIDER_MODULES, providerModule} from '../providers/registry.js'
-import type {Gpu, Provider, ShapeCatalogue} from '../shapes/types.js'
+import {PROVIDER_MODULES, providerModule, type Provider} from '../providers/registry.js'
+import type {Gpu, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
-import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
+import type {Limits, LimitsEntry, PartitionSpec} from '../slurm/limits-types.js'
 import {byPosition, didYouMean, keyText, parseYamlDocument, showValue as show, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
 import {DEFAULT_PARTITION, MAX_COUNT, MAX_WEIGHT} from '../slurm/nodes.js'
 

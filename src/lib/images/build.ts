@@ -6,7 +6,7 @@ import {CitcError} from '../errors.js'
 import type {Arch} from '../shapes/types.js'
 import type {Transport} from '../transport/types.js'
 import {imageName, imageVersion} from './naming.js'
-import type {ImageBuilder, ImageRecord} from './types.js'
+import type {ImageBuilder, ImageRecord} from '../providers/image-types.js'
 
 export interface BuildOptions {
   cluster: string

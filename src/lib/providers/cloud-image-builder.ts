@@ -1,4 +1,4 @@
-// What the three clouds' image builders share (ImageBuilder, images/types.ts): Packer runs on the
+// What the three clouds' image builders share (ImageBuilder, image-types.ts): Packer runs on the
 // management node with templates/packer/cloud.pkr.hcl of the citc installed there, compute.yml gets
 // the variables management.yml got, the munge key and the compute nodes' shared host keys are read
 // there by Packer's file provisioners, and which image is current per architecture is recorded there
@@ -13,11 +13,11 @@
 // finds them. Packer itself runs with the management node's identity.
 import {posix} from 'node:path'
 
-import type {ClusterRecord} from '../cluster/schema.js'
 import {remoteError} from '../errors.js'
-import type {ImageBuilder, ImageBuilderContext, ImageInfo, ImageRecord, PackerVars} from '../images/types.js'
+import type {ImageBuilder, ImageBuilderContext, ImageInfo, ImageRecord, PackerVars} from './image-types.js'
 import type {Arch} from '../shapes/types.js'
 import {cloudPlaybookVars} from './cloud-playbook-vars.js'
+import type {ClusterView} from './cluster-view.js'
 import {IMAGES_JSON, readImageState, selectImage, updateImageState} from './cloud-image-state.js'
 
 /** Where things are on the management node (tests move them into a sandbox). */
@@ -78,7 +78,7 @@ export function archFromTag(value: string | undefined): Arch | undefined {
 export const GIB = 1024 ** 3
 
 /** The login user of the base image (the management node's: Terraform's mgmt_user). */
-export function sshUsername(record: ClusterRecord): string {
+export function sshUsername(record: ClusterView): string {
   const user = record.terraform?.outputs?.mgmt_user
   return typeof user === 'string' && user !== '' ? user : record.mgmt.user
 }

@@ -4,7 +4,7 @@
 // builders (cloud-image-builder.ts) over the management Transport; read by the clouds' node drivers,
 // which start nodes from selectImage(): the recorded current image while it still exists, else the
 // newest image tagged with the cluster and the architecture. Nothing secret: world-readable.
-import type {ImageRecord} from '../images/types.js'
+import type {ImageRecord} from './image-types.js'
 import type {Arch} from '../shapes/types.js'
 import type {Transport} from '../transport/types.js'
 

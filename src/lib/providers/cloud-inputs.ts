@@ -3,7 +3,7 @@
 // credential sources, and the INI/path helpers the credential discoveries read files with.
 import {join} from 'node:path'
 
-import {CLUSTER_NAME} from '../cluster/name.js'
+import {CLUSTER_NAME} from '../cluster-name.js'
 import type {InputProblem} from '../errors.js'
 import type {CloudProvider} from './registry.js'
 

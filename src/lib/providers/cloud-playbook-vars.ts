@@ -2,10 +2,10 @@
 // (tasks/create/cloud-management-node-steps.ts) and compute.yml when an image is built there
 // (providers/cloud-image-builder.ts) — one tree, so a compute image is configured with exactly what the
 // management node was (group_vars/all.yml documents the common ones).
-import {nodeDriverVars} from '../cluster/management-contract.js'
-import type {ClusterRecord} from '../cluster/schema.js'
+import type {ClusterView} from './cluster-view.js'
+import {nodeDriverVars} from './node-driver-vars.js'
 
-export function cloudPlaybookVars(record: ClusterRecord): Record<string, unknown> {
+export function cloudPlaybookVars(record: ClusterView): Record<string, unknown> {
   const outputs = record.terraform?.outputs ?? {}
   return {
     provider: record.provider,

@@ -14,7 +14,7 @@ import {dirname, join} from 'node:path'
 
 import {InvalidInputError, remoteError} from '../errors.js'
 import {PACKAGE_ROOT} from '../package-root.js'
-import {catalogueFor} from '../shapes/index.js'
+import {catalogueFor} from '../providers/catalogues.js'
 import {outputValues, type TerraformOutputs} from '../tools/terraform.js'
 import {checkCommonInputs, type CloudInputs} from './cloud-inputs.js'
 import {cloudModule, type CloudProvider} from './registry.js'

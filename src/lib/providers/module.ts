@@ -10,12 +10,13 @@
 import type {z as Zod} from 'zod'
 
 import type {InputProblem} from '../errors.js'
-import type {ImageBuilderFactory} from '../images/types.js'
 import type {Io, Prompts} from '../io.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import type {SlurmProfile} from '../slurm/profile.js'
+import type {CloudErrorHints} from '../tools/terraform.js'
 import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, DiscoveryContext, ProviderDefaults} from './cloud-inputs.js'
 import type {TerraformOutputValues} from './cloud-node-config.js'
+import type {ImageBuilderFactory} from './image-types.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 import type {NodeDriverFactory} from './types.js'
 
@@ -58,20 +59,6 @@ export interface CreateQuestions {
   required(flag: string, what: string): never
   /** The error for a flag's value, located where it was given. */
   invalid(flag: string, message: string): Error
-}
-
-/** Hints for the cloud's own errors, by what went wrong (Terraform's today; images and drivers meet the same). */
-export interface CloudErrorHints {
-  /** Renew or fix the credentials (without the "then …" part). */
-  credentials: string
-  /** Raise the quota or change the request. */
-  quota: string
-  /** What to change when the cloud has no capacity: "zone (--zone)". */
-  capacityPlace: string
-  /** Where else to look for a shape: "region or zone". */
-  shapePlace: string
-  /** Turn on what the cloud's API needs for the account (Terraform said the API is disabled); undefined: no such step. */
-  apiDisabled?: string
 }
 
 /** What a cloud provider adds: credentials, Terraform, sweeping and the create questions. */
@@ -118,8 +105,7 @@ export interface CloudPart<S = object, I extends CommonCloudInputs = CommonCloud
    * is this provider's catalogue (the management node's architecture is its shape's).
    */
   tfvars(inputs: I, shapes: ShapeCatalogue): Record<string, string | number>
-  /** Recognises this cloud in Terraform's output (for hints when the caller did not say which cloud). */
-  recognize: RegExp
+  /** The wording of the hints for this cloud's own errors (create and destroy hand it to tools/terraform.ts). */
   errorHints: CloudErrorHints
 
   /** The Packer plugin (github.com/hashicorp/<name>) of its source in templates/packer/cloud.pkr.hcl. */
@@ -166,7 +152,7 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   /**
    * The shape catalogue (limits.yaml's shape names), imported when asked for: the tables are the
    * modules' largest files and most commands (the node programs) never look a shape up.
-   * shapes/index.ts imports every catalogue once, for the commands that do.
+   * providers/catalogues.ts imports every catalogue once, for the commands that do.
    */
   shapes(): Promise<(opts?: CatalogueOptions) => ShapeCatalogue>
   /**

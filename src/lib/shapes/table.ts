@@ -5,7 +5,7 @@
 // per family, the most vCPUs one socket of its host holds. This is best effort and does not need to be
 // exact: slurmctld only drains a node whose *total* core or thread count is below the configured one
 // ("Low socket*core count", "Low socket*core*thread count"); a different split into sockets is accepted.
-import type {Arch, Gpu, Provider, Shape, ShapeCatalogue} from './types.js'
+import type {Arch, Gpu, Shape, ShapeCatalogue} from './types.js'
 
 export interface ShapeSpec {
   name: string
@@ -51,9 +51,9 @@ export function copyShape(s: Shape): Shape {
 
 /**
  * A catalogue of fixed shapes, looked up by exact name. The table is built on first use:
- * shapes/index.ts imports every provider's catalogue, and only the one looked up builds its table.
+ * providers/catalogues.ts imports every provider's catalogue, and only the one looked up builds its table.
  */
-export function fixedCatalogue(provider: Provider, source: string, shapes: () => readonly Shape[]): ShapeCatalogue {
+export function fixedCatalogue(provider: string, source: string, shapes: () => readonly Shape[]): ShapeCatalogue {
   let table: {byName: Map<string, Shape>; names: string[]} | undefined
   const built = () => {
     if (table) return table

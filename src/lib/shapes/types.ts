@@ -1,8 +1,6 @@
 // What citc knows about one machine shape: enough to write a NodeName line Slurm will accept.
 // Each provider's catalogue lives in its folder (providers/<name>/shapes.ts); its rule for memory too.
-import type {Provider} from '../providers/registry.js'
-
-export type {Provider} from '../providers/registry.js'
+// This folder is below providers/: it knows no provider (a catalogue names its provider as a string).
 export type Arch = 'x86_64' | 'arm64'
 
 export interface Gpu {
@@ -26,7 +24,8 @@ export interface Shape {
 }
 
 export interface ShapeCatalogue {
-  provider: Provider
+  /** The provider's name, as providers/registry.ts lists it. */
+  provider: string
   /** Where the data came from (documentation page and date). */
   source: string
   /** The shape, or undefined. Parses sized names such as "VM.Standard.E4.Flex.4.64" on oracle. */

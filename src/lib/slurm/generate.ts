@@ -1,5 +1,5 @@
 // limits → the files finish writes. Pure: the caller brings the limits, catalogue and current files.
-import type {Limits} from '../config/limits-types.js'
+import type {Limits} from './limits-types.js'
 import type {ShapeCatalogue} from '../shapes/types.js'
 import {buildNodeGroups, type NodeGroup, nodeName, type PartitionDef} from './nodes.js'
 import type {SlurmProfile} from './profile.js'

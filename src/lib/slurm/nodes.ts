@@ -1,6 +1,6 @@
 // From validated limits and a shape catalogue to node groups: one group per shape (and AD on oracle),
 // which becomes exactly one NodeName line. Pure: no I/O.
-import type {Limits, LimitsEntry, PartitionSpec} from '../config/limits-types.js'
+import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
 import type {Arch, Gpu, Shape, ShapeCatalogue} from '../shapes/types.js'
 import type {SlurmProfile} from './profile.js'
 

@@ -7,7 +7,7 @@ import {appendFileSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {CitcError, cancelled} from '../errors.js'
-import type {Transport} from '../transport/types.js'
+import type {OutputStream} from './exec.js'
 
 export interface HostStats {
   ok: number
@@ -273,6 +273,18 @@ function summarize(r: {recap: Recap; failedTask?: FailedTask; lastLines: string[
 // ---------------------------------------------------------------------------------------------
 // Running it
 
+/**
+ * Where a playbook runs: any Transport (transport/types.ts), named here by the part this adapter uses
+ * — tools sit below transport (transport/local.ts runs programs through exec.ts).
+ */
+export interface PlaybookHost {
+  readonly description: string
+  run(
+    argv: string[],
+    opts: {env: Record<string, string>; signal?: AbortSignal; timeoutMs: number; onOutput: (chunk: string, stream: OutputStream) => void},
+  ): Promise<{exitCode: number}>
+}
+
 export interface RunPlaybookOptions {
   /** The playbook, as a path on the machine the transport reaches (e.g. .../playbooks/management.yml). */
   playbookPath: string
@@ -337,7 +349,7 @@ export class PlaybookError extends CitcError {
  * unreachable=0; otherwise rejects with a PlaybookError (exit code 4) naming the failed task, carrying
  * the recap and the last lines. Cancelled through `signal`: rejects with a cancelled error (130).
  */
-export async function runPlaybook(transport: Transport, opts: RunPlaybookOptions): Promise<PlaybookResult> {
+export async function runPlaybook(transport: PlaybookHost, opts: RunPlaybookOptions): Promise<PlaybookResult> {
   const log = logSink(opts.logFile)
   const parser = new PlaybookOutputParser({onTask: opts.onTask})
   const argv = playbookArgv(opts)

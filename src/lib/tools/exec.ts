@@ -13,7 +13,7 @@ import {StringDecoder} from 'node:string_decoder'
 import {execa} from 'execa'
 
 import {CitcError, remoteError} from '../errors.js'
-import {shellQuote} from '../transport/quote.js'
+import {shellQuote} from '../shell-quote.js'
 import {procStat, signalNumber, sleep} from '../proc.js'
 
 export type OutputStream = 'stdout' | 'stderr'

@@ -8,10 +8,8 @@
 // The pure parts (version, plan JSON, progress lines, outputs, error explanation) are exported on their
 // own and unit-tested; the adapter is tested against test/doubles/bin/terraform.
 // The wording of a hint for a cloud's own errors (credentials, quota, capacity) is its provider
-// module's (CloudPart.errorHints): images and node drivers meet the same errors.
+// module's (CloudPart.errorHints): the callers hand it in (tools sit below providers).
 import {CitcError, remoteError, type Hint} from '../errors.js'
-import type {CloudErrorHints} from '../providers/module.js'
-import {CLOUD_PROVIDER_NAMES, cloudModule, type CloudProvider} from '../providers/registry.js'
 import {run, which, type ExecOptions, type ExecResult} from './exec.js'
 
 export type TerraformBinary = 'terraform' | 'tofu'
@@ -343,7 +341,19 @@ export type FailureReason =
   | 'invalid-input'
   | 'unknown'
 
-export type CloudName = CloudProvider
+/** Hints for the cloud's own errors, by what went wrong (Terraform's today; images and drivers meet the same). */
+export interface CloudErrorHints {
+  /** Renew or fix the credentials (without the "then …" part). */
+  credentials: string
+  /** Raise the quota or change the request. */
+  quota: string
+  /** What to change when the cloud has no capacity: "zone (--zone)". */
+  capacityPlace: string
+  /** Where else to look for a shape: "region or zone". */
+  shapePlace: string
+  /** Turn on what the cloud's API needs for the account (Terraform said the API is disabled); undefined: no such step. */
+  apiDisabled?: string
+}
 
 export interface TerraformFailure {
   reason: FailureReason
@@ -410,9 +420,8 @@ const REASON_TEXT: Record<FailureReason, string> = {
   unknown: 'Terraform reported an error',
 }
 
-function hintFor(reason: FailureReason, step: TerraformStep, cloud: CloudName | undefined, output: string): Hint {
+function hintFor(reason: FailureReason, step: TerraformStep, hints: CloudErrorHints | undefined, output: string): Hint {
   const retry = step === 'destroy' ? 'then run `citc destroy` again' : 'then run `citc create --resume`'
-  const hints: CloudErrorHints | undefined = cloud ? cloudModule(cloud).cloud.errorHints : undefined
   switch (reason) {
     case 'credentials':
       return {fix: hints?.credentials ?? 'refresh the cloud credentials', retry}
@@ -488,16 +497,11 @@ function oneLine(text: string, max = 300): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-/** Which cloud an error came from, when the caller did not say. */
-function guessCloud(output: string): CloudName | undefined {
-  return CLOUD_PROVIDER_NAMES.find((p) => cloudModule(p).cloud.recognize.test(output))
-}
-
 /**
  * Explain a failed Terraform run in one line with a fix. `output` is what it printed (stderr, or
- * stderr and stdout); `cloud` picks the wording of the hints (guessed from the output if absent).
+ * stderr and stdout); `hints` is the cloud's wording of the hints (plain ones when absent).
  */
-export function explainTerraformError(output: string, step: TerraformStep, cloud?: CloudName): TerraformFailure {
+export function explainTerraformError(output: string, step: TerraformStep, hints?: CloudErrorHints): TerraformFailure {
   const errors = terraformErrors(output)
   const first = errors[0]
   const terraformError = first ? oneLine([first.summary, first.detail[0]].filter(Boolean).join(': ')) : undefined
@@ -508,7 +512,6 @@ export function explainTerraformError(output: string, step: TerraformStep, cloud
     .map((l) => stripDecorations(l).replace(/\s+$/, ''))
     .filter((l) => l.trim() !== '')
     .slice(-20)
-  const which = cloud ?? guessCloud(output)
 
   for (const rule of RULES) {
     const m = rule.pattern.exec(output)
@@ -522,7 +525,7 @@ export function explainTerraformError(output: string, step: TerraformStep, cloud
     return {
       reason: rule.reason,
       message: `terraform ${step} failed${on}: ${REASON_TEXT[rule.reason]} (${detail})`,
-      hint: hintFor(rule.reason, step, which, output),
+      hint: hintFor(rule.reason, step, hints, output),
       code,
       resource,
       terraformError,
@@ -533,7 +536,7 @@ export function explainTerraformError(output: string, step: TerraformStep, cloud
   return {
     reason: 'unknown',
     message: `terraform ${step} failed${resource ? ` (${resource})` : ''}: ${oneLine(fallback)}`,
-    hint: hintFor('unknown', step, which, output),
+    hint: hintFor('unknown', step, hints, output),
     resource,
     terraformError,
     lastLines,
@@ -552,8 +555,8 @@ export interface TerraformOptions {
   env?: Record<string, string | undefined>
   /** Cancels whatever runs (Terraform gets SIGTERM and stops gracefully, then SIGKILL after killGraceMs). */
   signal?: AbortSignal
-  /** Which cloud, for the wording of error hints. */
-  cloud?: CloudName
+  /** The cloud's wording of the hints for its own errors (its provider module's errorHints). */
+  hints?: CloudErrorHints
   /** Grace between SIGTERM and SIGKILL for apply and destroy (Terraform writes its state). Default 60 s. */
   killGraceMs?: number
 }
@@ -657,7 +660,7 @@ export class Terraform {
     const result = await run(this.tool.path, args, execOpts)
     for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) deliver(partial[stream])
     if (result.exitCode !== 0) {
-      const failure = explainTerraformError(`${result.stderr}\n${result.stdout}`.trim(), step, this.opts.cloud)
+      const failure = explainTerraformError(`${result.stderr}\n${result.stdout}`.trim(), step, this.opts.hints)
       throw remoteError(failure.message, {
         hint: execOpts.logFile ? {...failure.hint, log: execOpts.logFile} : failure.hint,
         details: {

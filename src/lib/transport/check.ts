@@ -1,7 +1,7 @@
 // The one definition of "a command failed" for every Transport: throws a remote error (exit 4)
 // with the command and the last lines of its output.
 import {remoteError} from '../errors.js'
-import {shellQuote} from './quote.js'
+import {shellQuote} from '../shell-quote.js'
 import type {RunResult} from './types.js'
 
 export function checkResult(argv: string[], r: RunResult, where: string): RunResult {

@@ -5,7 +5,7 @@ import {appendFileSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {checkResult} from './check.js'
-import {shellQuote} from './quote.js'
+import {shellQuote} from '../shell-quote.js'
 import type {RunOptions, Transport} from './types.js'
 
 /**

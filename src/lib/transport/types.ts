@@ -1,5 +1,5 @@
 // How citc reaches a management node: over SSH (clouds, registered clusters) or on this machine (local).
-// Commands are argv arrays; when a shell is needed on the far side, shellQuote() in quote.ts builds the line.
+// Commands are argv arrays; when a shell is needed on the far side, shellQuote() in ../shell-quote.ts builds the line.
 
 export interface RunOptions {
   /** Bytes fed to the command's stdin (secrets go here, never in argv). */

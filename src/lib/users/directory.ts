@@ -8,7 +8,7 @@
 import {z} from 'zod'
 
 import {CitcError, remoteError} from '../errors.js'
-import {shellQuote} from '../transport/quote.js'
+import {shellQuote} from '../shell-quote.js'
 import type {Transport} from '../transport/types.js'
 import {all, escapeFilterValue, get, type LdifEntry, parseLdif, type UserEntry, userDn, userLdif} from './ldif.js'
 

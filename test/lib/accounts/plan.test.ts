@@ -9,7 +9,7 @@ import {planAccounts, type PlanOptions} from '../../../src/lib/accounts/plan.js'
 import {changeArgs, opArgv, planText} from '../../../src/lib/accounts/render.js'
 import {parseAccountingState} from '../../../src/lib/accounts/sacctmgr-state.js'
 import type {AccountingState} from '../../../src/lib/accounts/types.js'
-import {shellQuote} from '../../../src/lib/transport/quote.js'
+import {shellQuote} from '../../../src/lib/shell-quote.js'
 
 const lines = (...l: string[]) => l.join('\n') + '\n'
 const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, import.meta.url), 'utf8')

@@ -8,9 +8,9 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it, vi} from 'vitest'
 
 import {
+  clusterOnThisMachine,
   MANAGEMENT_CONTRACT_VERSION,
   ManagementContractError,
-  nodeDriverVars,
   parseManagementContract,
   readManagementContract,
   readManagementContractFile,
@@ -146,6 +146,28 @@ describe('reading the file', () => {
   })
 })
 
+describe('whose machine this is (local create\'s preflight)', () => {
+  it('no file: nobody\'s; a file of this or an older citc: the cluster it names; one naming none: refused with the way out', () => {
+    expect(clusterOnThisMachine(join(work, 'nobody.json'))).toBeUndefined()
+    const file = join(work, 'whose.json')
+    writeFileSync(file, JSON.stringify(local))
+    expect(clusterOnThisMachine(file)).toBe('demo')
+    writeFileSync(file, JSON.stringify({...local, version: 99, name: 'newer'}))
+    expect(clusterOnThisMachine(file)).toBe('newer')
+    writeFileSync(file, '{"version": 99}')
+    const e = (() => {
+      try {
+        return clusterOnThisMachine(file)
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(e).toBeInstanceOf(CitcError)
+    expect((e as CitcError).kind).toBe('invalidInput')
+    expect((e as CitcError).hint).toBe(`if no citc cluster lives on this machine any more, remove ${file}; if one does, destroy it first (citc destroy)`)
+  })
+})
+
 describe('the node programs', () => {
   it('get the local driver for a local cluster and the aws driver, given its section, for an aws cluster', async () => {
     // The aws driver is made, not run: running it needs EC2 (test/lib/providers/aws/driver.test.ts runs it against the fake).
@@ -170,26 +192,5 @@ describe('the node programs', () => {
 
   it("refuse a stand-in in cluster.json that is not one (a typo must not send a test's driver to the real cloud)", () => {
     expect(() => parseManagementContract(JSON.stringify({...aws, standIn: {driver: {endpoint: {api: 'http://127.0.0.1:1/'}}}}), FILE)).toThrow(/standIn\.driver/)
-  })
-})
-
-describe('nodeDriverVars', () => {
-  it('local has no Terraform: an empty section (the driver keeps its defaults)', () => {
-    expect(nodeDriverVars('local', {})).toEqual({})
-  })
-
-  it('a cloud whose outputs lack what its driver needs: an input error naming the fields, before the playbook', () => {
-    let error: unknown
-    try {
-      nodeDriverVars('google', {region: 'europe-west2', zone: 'europe-west2-b'})
-    } catch (e) {
-      error = e
-    }
-    expect(error).toBeInstanceOf(CitcError)
-    const e = error as CitcError
-    expect(e.kind).toBe('invalidInput')
-    expect(e.message).toMatch(/^the Terraform outputs of this google cluster do not give its node driver what it needs: /)
-    expect(e.details?.fields).toEqual(expect.arrayContaining(['driver.project', 'driver.subnetwork', 'driver.serviceAccount', 'driver.baseImage.selfLink']))
-    expect(e.hint).toContain('cluster.yaml')
   })
 })

@@ -1,9 +1,10 @@
 import {describe, expect, it} from 'vitest'
 
 import {parseLimits, slurmTime, type ParseLimitsOptions} from '../../../src/lib/config/limits.js'
-import type {Limits} from '../../../src/lib/config/limits-types.js'
+import type {Limits} from '../../../src/lib/slurm/limits-types.js'
 import {InvalidInputError, type InputProblem} from '../../../src/lib/errors.js'
-import type {Provider, Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
+import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
+import type {Provider} from '../../../src/lib/providers/registry.js'
 
 // A small fake catalogue (pure data): these tests are about parsing, not about shape data.
 const shape = (name: string): Shape => ({name, sockets: 1, coresPerSocket: 2, threadsPerCore: 2, memoryMiB: 8192, realMemoryMiB: 7000, arch: 'x86_64'})

@@ -4,7 +4,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {BuildProgress, buildImage} from '../../../src/lib/images/build.js'
-import type {ImageBuilder, ImageRecord} from '../../../src/lib/images/types.js'
+import type {ImageBuilder, ImageRecord} from '../../../src/lib/providers/image-types.js'
 import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 function fakeBuilder() {

@@ -4,7 +4,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {gpuGroupsInConf} from '../../../src/lib/images/gpu.js'
-import type {ImageBuilder} from '../../../src/lib/images/types.js'
+import type {ImageBuilder} from '../../../src/lib/providers/image-types.js'
 import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
 import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'
 import {type ImageContext, inputsStep} from '../../../src/lib/tasks/rebuild-image/image-steps.js'

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {gpuImageVars} from '../../../src/lib/images/gpu.js'
-import {catalogueFor} from '../../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import type {Shape} from '../../../src/lib/shapes/types.js'
 
 const shape = (provider: 'aws' | 'google' | 'oracle', name: string): Shape => {

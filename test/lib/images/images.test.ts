@@ -7,7 +7,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {imageInputsDigest, computeRoles} from '../../../src/lib/images/inputs.js'
 import {imageName, imageVersion, versionDate} from '../../../src/lib/images/naming.js'
-import type {ImageInfo} from '../../../src/lib/images/types.js'
+import type {ImageInfo} from '../../../src/lib/providers/image-types.js'
 import {readScriptFlag} from '../../../src/lib/tasks/rebuild-image/image-script.js'
 import {prunable} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
 import {imagesTable, rollbackTarget} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'

@@ -16,7 +16,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
-import type {ImageRecord} from '../../../src/lib/images/types.js'
+import type {ImageRecord} from '../../../src/lib/providers/image-types.js'
 import {sleep} from '../../../src/lib/proc.js'
 import {createAwsImageBuilder} from '../../../src/lib/providers/aws/image-builder.js'
 import type {CloudImagePaths} from '../../../src/lib/providers/cloud-image-builder.js'
@@ -33,6 +33,7 @@ import {ROOT} from '../../helpers/cli.js'
 import {DOUBLES, packerDoubleEnv} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
 import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
+import {readManagementContract} from '../../../src/lib/cluster/management-contract.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-cloud-image-'))
 const node = join(work, 'mgmt') // what lives on the "management node"
@@ -109,7 +110,7 @@ afterAll(async () => {
 })
 
 const record = () => cloudRecord('aws', 'demo', {prefix: join(node, 'opt', 'citc')})
-const builderOn = (t: Transport) => createAwsImageBuilder({record: record(), management: t, signal: new AbortController().signal, logFile: join(work, 'build.log')}, paths)
+const builderOn = (t: Transport) => createAwsImageBuilder({record: record(), management: t, managementContract: () => readManagementContract(t), signal: new AbortController().signal, logFile: join(work, 'build.log')}, paths)
 const cloudImages = () => (JSON.parse(readFileSync(cloudState, 'utf8')) as {resources: Array<{kind: string; name?: string; tags?: Record<string, string>}>}).resources.filter((r) => r.kind === 'image')
 
 describe('an aws image build on the management node over SSH (packer and the cloud are TEST DOUBLES)', () => {

@@ -8,7 +8,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
-import type {ImageBuilderContext} from '../../../src/lib/images/types.js'
+import type {ImageBuilderContext} from '../../../src/lib/providers/image-types.js'
 import {createAwsImageBuilder} from '../../../src/lib/providers/aws/image-builder.js'
 import {CLOUD_IMAGE_PATHS} from '../../../src/lib/providers/cloud-image-builder.js'
 import {IMAGES_JSON, parseImageState} from '../../../src/lib/providers/cloud-image-state.js'
@@ -18,11 +18,12 @@ import type {CloudProvider} from '../../../src/lib/providers/registry.js'
 import {DOUBLES} from '../../helpers/cloud.js'
 import {cloudRecord} from '../../helpers/cloud-records.js'
 import {MemoryTransport} from '../../doubles/memory-transport.js'
-import {nodeDriverVars} from '../../../src/lib/cluster/management-contract.js'
+import {nodeDriverVars} from '../../../src/lib/providers/node-driver-vars.js'
 import type {CitcError} from '../../../src/lib/errors.js'
 import {archFor, buildableArches, rebuildImage, rollbackImage} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
 import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import type {GoogleNodeConfig} from '../../../src/lib/providers/google/node-config.js'
+import {readManagementContract} from '../../../src/lib/cluster/management-contract.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-image-builders-'))
 const state = join(work, 'cloud.json')
@@ -70,7 +71,7 @@ beforeEach(() => {
 
 const FACTORIES = {aws: createAwsImageBuilder, google: createGoogleImageBuilder, oracle: createOracleImageBuilder}
 function builder(provider: CloudProvider, node = new MemoryTransport().on(['install']).on(['sh', '-c'])) {
-  const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, signal: new AbortController().signal, logFile: join(work, 'log')}
+  const ctx: ImageBuilderContext = {record: cloudRecord(provider), management: node, managementContract: () => readManagementContract(node), signal: new AbortController().signal, logFile: join(work, 'log')}
   return {node, b: FACTORIES[provider](ctx)}
 }
 const ids = () => (JSON.parse(readFileSync(state, 'utf8')) as {resources: Array<{id: string}>}).resources.map((r) => r.id)

@@ -2,7 +2,7 @@
 // RealMemory that never drains the node.
 import {describe, expect, it} from 'vitest'
 
-import {catalogueFor} from '../../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import {PROVIDER_NAMES} from '../../../src/lib/providers/registry.js'
 import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
 

@@ -1,7 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {editDistance} from '../../../src/lib/edit-distance.js'
-import {catalogueFor, suggestShapes} from '../../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
+import {suggestShapes} from '../../../src/lib/shapes/suggest.js'
 
 describe('catalogueFor', () => {
   it('returns the catalogue of each provider', () => {

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {localRealMemory} from '../../../src/lib/providers/local/shapes.js'
-import {catalogueFor} from '../../../src/lib/shapes/index.js'
+import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import {citcOverheadMiB, cloudRealMemory} from '../../../src/lib/shapes/memory.js'
 
 /** RealMemory as finish writes it: every shape of the provider's catalogue follows `rule`. */

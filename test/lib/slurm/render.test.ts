@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import type {Limits} from '../../../src/lib/config/limits-types.js'
+import type {Limits} from '../../../src/lib/slurm/limits-types.js'
 import type {Shape, ShapeCatalogue} from '../../../src/lib/shapes/types.js'
 import {buildNodeGroups, groupHostlist, nodePrefix, shapeWeight} from '../../../src/lib/slurm/nodes.js'
 import {generateConfig} from '../../../src/lib/slurm/generate.js'

@@ -11,6 +11,7 @@ import {pidAlive, sleep} from '../../../src/lib/proc.js'
 
 import {CitcError} from '../../../src/lib/errors.js'
 import {renderTerraformDir, type CloudInputs, type CloudProvider} from '../../../src/lib/providers/cloud.js'
+import {cloudModule} from '../../../src/lib/providers/registry.js'
 import {
   Terraform,
   compareVersions,
@@ -69,7 +70,7 @@ function setup(provider: CloudProvider = 'aws', env: Record<string, string | und
   const logFile = join(dir, '..', `${n}-terraform.log`)
   const tf = new Terraform(
     {binary: 'terraform', path: DOUBLE, version: '1.9.8'},
-    {dir, logFile, cloud: provider, signal, env: {TF_DOUBLE_LOG: calls, ...env}},
+    {dir, logFile, hints: cloudModule(provider).cloud.errorHints, signal, env: {TF_DOUBLE_LOG: calls, ...env}},
   )
   const argv = () => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : [])
   return {dir, tf, argv, logFile}
@@ -253,7 +254,7 @@ describe('explaining failures', () => {
   it('extracts Terraform error blocks, with or without the coloured frame', () => {
     const framed = '╷\n│ Error: creating EC2 Instance: api error VcpuLimitExceeded: too many\n│ \n│   with aws_instance.mgmt,\n│   on mgmt.tf line 20, in resource "aws_instance" "mgmt":\n│   20: resource "aws_instance" "mgmt" {\n│ \n╵\n'
     expect(terraformErrors(framed)).toEqual([{summary: 'creating EC2 Instance: api error VcpuLimitExceeded: too many', detail: [], resource: 'aws_instance.mgmt'}])
-    const f = explainTerraformError(framed, 'apply', 'aws')
+    const f = explainTerraformError(framed, 'apply', cloudModule('aws').cloud.errorHints)
     expect(f.reason).toBe('quota')
     expect(f.resource).toBe('aws_instance.mgmt')
     expect(f.message).toBe('terraform apply failed (aws_instance.mgmt): a quota or service limit of the account is exhausted (VcpuLimitExceeded)')
@@ -269,15 +270,15 @@ describe('explaining failures', () => {
   })
 
   it('says "destroy" in the hints of a failed destroy', () => {
-    expect(explainTerraformError('Error: 429-TooManyRequests, slow down', 'destroy', 'oracle').hint.fix).toContain('run the same command again')
-    expect(explainTerraformError('Error: 401-NotAuthenticated, nope', 'destroy', 'oracle').hint.retry).toBe('then run `citc destroy` again')
+    expect(explainTerraformError('Error: 429-TooManyRequests, slow down', 'destroy', cloudModule('oracle').cloud.errorHints).hint.fix).toContain('run the same command again')
+    expect(explainTerraformError('Error: 401-NotAuthenticated, nope', 'destroy', cloudModule('oracle').cloud.errorHints).hint.retry).toBe('then run `citc destroy` again')
   })
 
   it('names a resource, but not the provider block a credentials error points at', () => {
     const f = explainTerraformError(
       'Error: No valid credential sources found\n\n  with provider["registry.terraform.io/hashicorp/aws"],\n  on versions.tf line 19, in provider "aws":\n  19: provider "aws" {\n',
       'plan',
-      'aws',
+      cloudModule('aws').cloud.errorHints,
     )
     expect(f.message).toBe('terraform plan failed: the cloud credentials are missing, expired or invalid (No valid credential sources found)')
     expect(f.resource).toBeUndefined()

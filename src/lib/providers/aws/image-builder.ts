@@ -1,12 +1,12 @@
 // AWS compute images (cloud-image-builder.ts says what is shared): amazon-ebs from the management
 // node's AMI (the other architecture: the newest AMI of the same owner and name pattern), in the
 // cluster's subnet and security group; listed, counted and deregistered through the AWS CLI here.
-import {nodeDriverVars} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
-import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../../images/types.js'
 import type {Arch} from '../../shapes/types.js'
 import {archFromTag, cloudImageBuilder, GIB, type CloudImageApi, type CloudImagePaths} from '../cloud-image-builder.js'
 import {sweepContextFor} from '../cloud-cluster.js'
+import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../image-types.js'
+import {nodeDriverVars} from '../node-driver-vars.js'
 import {parseToolJson} from '../sweep.js'
 import type {AwsNodeConfig} from './node-config.js'
 import {awsTool} from './sweep.js'

@@ -105,7 +105,6 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
         mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
-    recognize: /\baws_|hashicorp\/aws|amazonaws\.com|\bEC2\b/,
     errorHints: {
       credentials: 'refresh the AWS credentials (`aws sso login --profile <profile>`, or new access keys in ~/.aws/credentials or the environment)',
       quota: 'request a higher limit (Service Quotas console) or choose a smaller shape or another region',

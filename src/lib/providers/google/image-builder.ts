@@ -2,11 +2,11 @@
 // management node's image (the other architecture: the newest of the same family for it), in the
 // cluster's subnetwork with its network tag, into one image family per cluster and architecture;
 // listed, counted and deleted through gcloud here.
-import {nodeDriverVars} from '../../cluster/management-contract.js'
-import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../../images/types.js'
 import type {Arch} from '../../shapes/types.js'
 import {archFromTag, cloudImageBuilder, GIB, type CloudImageApi, type CloudImagePaths} from '../cloud-image-builder.js'
 import {cloudOf, sweepContextFor} from '../cloud-cluster.js'
+import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../image-types.js'
+import {nodeDriverVars} from '../node-driver-vars.js'
 import {parseToolJson} from '../sweep.js'
 import type {GoogleNodeConfig} from './node-config.js'
 import {gcloudTool, googleToolContext} from './sweep.js'

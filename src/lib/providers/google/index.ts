@@ -138,7 +138,6 @@ export const googleModule: CloudModule<'google', GoogleSettings, GoogleInputs, G
         mgmt_arch: inputs.mgmtArch ?? shapes.get(shape)?.arch ?? 'x86_64',
       }
     },
-    recognize: /\bgoogle_|hashicorp\/google|googleapi|googleapis\.com/,
     errorHints: {
       credentials: 'run `gcloud auth application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS to a valid key file)',
       quota: 'request more quota (IAM & Admin > Quotas) or choose a smaller machine type or another region',

@@ -3,7 +3,7 @@
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 
-import type {CloudSettings} from '../../cluster/schema.js'
+import type {CloudSettings} from '../cluster-view.js'
 import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 import {ADC_FILE, gcloudDir} from './credentials.js'
 

@@ -9,10 +9,9 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, sy
 import {arch as osArch} from 'node:os'
 import {join} from 'node:path'
 
-import {readManagementContract} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
-import type {ImageBuilder, ImageBuilderFactory, ImageInfo, ImageRecord} from '../../images/types.js'
+import type {ImageBuilder, ImageBuilderContext, ImageBuilderFactory, ImageInfo, ImageRecord} from '../image-types.js'
 import {run} from '../../tools/exec.js'
 import {archOf} from './shapes.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
@@ -63,9 +62,10 @@ async function sizeOf(dir: string): Promise<number | undefined> {
   return r.exitCode === 0 && Number.isFinite(n) ? n : undefined
 }
 
-export const localImageBuilder: ImageBuilderFactory = (ctx) => localImages(ctx.record.name, ctx.management)
+export const localImageBuilder: ImageBuilderFactory = (ctx) => localImages(ctx.record.name, ctx.managementContract)
 
-export function localImages(cluster: string, management: Parameters<typeof readManagementContract>[0], o: LocalImageOptions = {}): ImageBuilder {
+/** `managementContract`: this machine's cluster.json (compute.yml's shared_dir is the cluster's). */
+export function localImages(cluster: string, managementContract: ImageBuilderContext['managementContract'], o: LocalImageOptions = {}): ImageBuilder {
   const root = o.imagesDir ?? localImagesDir(cluster)
   const runDir = o.runDir ?? LOCAL_DRIVER_DEFAULTS.runDir
   const dirOf = (name: string) => join(root, name)
@@ -91,7 +91,7 @@ export function localImages(cluster: string, management: Parameters<typeof readM
     workDir: join(root, '.builds'),
     packageRoot: async () => PACKAGE_ROOT,
     async playbookVars() {
-      const contract = await readManagementContract(management)
+      const contract = await managementContract()
       return {provider: 'local', cluster_name: cluster, shared_dir: contract.sharedDir}
     },
     async vars({name, slurmVersion}) {

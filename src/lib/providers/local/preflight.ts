@@ -3,7 +3,6 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {connect} from 'node:net'
 
-import {CLUSTER_JSON, ManagementContractError, readManagementContractFile} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
 
 export interface PreflightFacts {
@@ -31,22 +30,13 @@ function portOpen(port: number): Promise<boolean> {
   })
 }
 
-export async function gatherFacts(): Promise<PreflightFacts> {
-  let citcCluster: string | undefined
-  try {
-    citcCluster = readManagementContractFile(CLUSTER_JSON, {optional: true})?.name
-  } catch (error) {
-    // A file of another citc version still says whose machine this is (create rewrites it); one that
-    // names no cluster is refused, with a way out that does not lead back here.
-    if (!(error instanceof ManagementContractError)) throw error
-    if (!error.clusterName) {
-      throw new CitcError('invalidInput', error.message, {
-        hint: `if no citc cluster lives on this machine any more, remove ${CLUSTER_JSON}; if one does, destroy it first (citc destroy)`,
-        details: error.details,
-      })
-    }
-    citcCluster = error.clusterName
-  }
+/**
+ * The facts of this machine. `whoseMachine` names the citc cluster whose management node this machine
+ * is, if any: the workflow hands in the reader of its cluster.json (cluster/management-contract.ts
+ * clusterOnThisMachine), which sits above the provider modules.
+ */
+export async function gatherFacts(whoseMachine: () => string | undefined): Promise<PreflightFacts> {
+  const citcCluster = whoseMachine()
   const busy: number[] = []
   for (const p of SLURM_PORTS) if (await portOpen(p)) busy.push(p)
   return {

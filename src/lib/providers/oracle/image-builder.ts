@@ -3,12 +3,12 @@
 // management node's instance principal; listed, counted and deleted through the OCI CLI here.
 // Packer 1.6.6 cannot size a flexible shape (no shape_config), so builds use a fixed x86 shape and
 // only the management node's own architecture.
-import {nodeDriverVars} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
-import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../../images/types.js'
 import type {Arch} from '../../shapes/types.js'
 import {archFromTag, cloudImageBuilder, type CloudImageApi, type CloudImagePaths} from '../cloud-image-builder.js'
 import {cloudOf, sweepContextFor} from '../cloud-cluster.js'
+import type {ImageBuilderContext, ImageBuilderFactory, ImageRecord} from '../image-types.js'
+import {nodeDriverVars} from '../node-driver-vars.js'
 import {parseToolJson} from '../sweep.js'
 import type {OracleNodeConfig} from './node-config.js'
 import {ociTool, oracleToolContext} from './sweep.js'

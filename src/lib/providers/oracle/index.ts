@@ -190,7 +190,6 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
       if (inputs.privateKeyPath) vars.private_key_path = inputs.privateKeyPath
       return vars
     },
-    recognize: /\boci_|oracle\/oci|oraclecloud\.com|OPC request ID/,
     errorHints: {
       credentials: 'check the API key of the profile in ~/.oci/config (user, fingerprint, key_file, tenancy) and that the key is uploaded to the user',
       quota: 'request a service limit increase (Governance > Limits) or choose another shape or availability domain',

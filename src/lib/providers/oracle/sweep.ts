@@ -1,7 +1,7 @@
 // Oracle Cloud leftovers by freeform tag cluster=<id>: instances and custom images, found with the
 // resource search of the OCI CLI (with the ~/.oci/config profile, or the API key's fields through
 // the OCI_CLI_* variables) and limited to the cluster's compartment.
-import type {CloudSettings} from '../../cluster/schema.js'
+import type {CloudSettings} from '../cluster-view.js'
 import {parseToolJson, runTool, wants, type CloudSweeper, type LeftoverResource, type SweepContext} from '../sweep.js'
 
 interface SearchItem {

@@ -4,7 +4,7 @@
 // (createImageSteps: journaled "image", so --resume skips it once an image is current, and a plain
 // re-run with nothing changed builds nothing). After finish: the build machine joins the cluster's
 // network, which Terraform made, and compute.yml reads the variables management.yml got.
-import {catalogueFor} from '../../shapes/index.js'
+import {catalogueFor} from '../../providers/catalogues.js'
 import type {Arch} from '../../shapes/types.js'
 import type {ImageContext} from '../rebuild-image/image-steps.js'
 import {createImageContext} from '../rebuild-image/rebuild-image.js'

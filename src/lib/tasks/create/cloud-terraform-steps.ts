@@ -5,7 +5,8 @@
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {cloudInputsFor, readClusterKeys} from '../../providers/cloud-cluster.js'
+import {readClusterKeys} from '../../cluster/keys.js'
+import {cloudInputsFor} from '../../providers/cloud-cluster.js'
 import {readClusterOutputs, renderTerraformDir} from '../../providers/cloud.js'
 import {describePlan, type ResourceEvent} from '../../tools/terraform.js'
 import type {Step} from '../workflow.js'

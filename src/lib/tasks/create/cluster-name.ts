@@ -2,7 +2,7 @@
 // them: two words, e.g. "cheerful-macaw". Checked against CLUSTER_NAME either way.
 import {randomInt} from 'node:crypto'
 
-import {CLUSTER_NAME} from '../../cluster/name.js'
+import {CLUSTER_NAME} from '../../cluster-name.js'
 import {InvalidInputError} from '../../errors.js'
 import type {Prompts} from '../../io.js'
 

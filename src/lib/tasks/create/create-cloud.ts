@@ -28,12 +28,14 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {KEY_FILES} from '../../cluster/keys.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {CitcError, usageError, withRetry} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
-import {KEY_FILES, terraformEnvFor} from '../../providers/cloud-cluster.js'
+import {terraformEnvFor} from '../../providers/cloud-cluster.js'
 import type {ManagementNodeStandIn} from '../../stand-in.js'
 import type {CloudProvider} from '../../providers/cloud.js'
+import {cloudModule} from '../../providers/registry.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
 import type {ResolvedCloudCreate} from './cloud-wizard.js'
 import {generateFromLimits} from '../finish/generate-config.js'
@@ -114,7 +116,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
         record,
         update: (change) => registry.update(name, change),
         tool,
-        tf: new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform'), env: terraformEnvFor(record()), signal: wf.signal, cloud: provider}),
+        tf: new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform'), env: terraformEnvFor(record()), signal: wf.signal, hints: cloudModule(provider).cloud.errorHints}),
         plan: wf.journal.data<PlanSummary>('plan'),
         opts,
         node: {},

@@ -8,6 +8,7 @@ import {writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 
+import {clusterOnThisMachine} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
@@ -47,7 +48,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
   const registry = clusterRegistry(dataDir)
   // Validate the limits before anything else (exit 3, nothing changed).
   generateFromLimits({provider: input.provider, clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
-  const notes = checkPreflight(await gatherFacts(), input.name, input.force)
+  const notes = checkPreflight(await gatherFacts(clusterOnThisMachine), input.name, input.force)
   for (const n of notes) io.note(n)
 
   const exists = registry.has(input.name)

@@ -4,10 +4,11 @@
 import {join} from 'node:path'
 
 import type {ClusterPaths, ClusterRegistry} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {KEY_FILES} from '../../cluster/keys.js'
+import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {InvalidInputError, usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
-import {cloudInputsFor, cloudOf, defaultMgmtUser, KEY_FILES, PENDING_HOST} from '../../providers/cloud-cluster.js'
+import {cloudInputsFor, cloudOf, defaultMgmtUser} from '../../providers/cloud-cluster.js'
 import {tfvarsFor} from '../../providers/cloud.js'
 import {cloudModule} from '../../providers/registry.js'
 import {generateEd25519KeyPair} from '../../transport/ssh/index.js'

@@ -14,12 +14,13 @@ import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {clusterRegistry, type ClusterPaths} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {readClusterKeys} from '../../cluster/keys.js'
+import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, withRetry} from '../../errors.js'
 import {confirmByTyping, type Io} from '../../io.js'
-import {cloudInputsFor, cloudOf, PENDING_HOST, readClusterKeys, sweeperFor, terraformEnvFor} from '../../providers/cloud-cluster.js'
+import {cloudInputsFor, cloudOf, sweeperFor, terraformEnvFor} from '../../providers/cloud-cluster.js'
 import {renderTerraformDir, type CloudProvider} from '../../providers/cloud.js'
-import {connectManagement} from '../../providers/management-node.js'
+import {connectManagement} from '../../cluster/management-node.js'
 import {cloudModule} from '../../providers/registry.js'
 import {describeResource, sweep, type SweepFilter, type SweepReport} from '../../providers/sweep.js'
 import {Controller, isPoweredUp} from '../../slurm/controller.js'
@@ -83,7 +84,7 @@ export async function destroyCloud(io: Io, name: string, dataDir: string, opts: 
     },
     async (wf) => {
       const tool = await wf.guard(() => detectTerraform({signal: wf.signal}))
-      const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform-destroy'), env: terraformEnvFor(record), signal: wf.signal, cloud: provider})
+      const tf = new Terraform(tool, {dir: paths.terraformDir, logFile: wf.logFile('terraform-destroy'), env: terraformEnvFor(record), signal: wf.signal, hints: cloudModule(provider).cloud.errorHints})
       const warn = (m: string) => {
         progress.warnings.push(m)
         io.note(`warning: ${m}`)

@@ -4,10 +4,9 @@
 import {Journal} from '../../cluster/journal.js'
 import {withLock} from '../../cluster/lock.js'
 import {clusterRegistry, type ClusterPaths} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import type {Io} from '../../io.js'
-import {PENDING_HOST} from '../../providers/cloud-cluster.js'
 import {APPLY_STARTED} from '../create/cloud-terraform-steps.js'
 import {stateResources} from './terraform-state.js'
 

@@ -2,11 +2,11 @@
 // partition section of slurm.conf and gres.conf, and what that changes in what a cluster runs. Pure:
 // no I/O, so bad input fails before anything is touched.
 import {parseLimits} from '../../config/limits.js'
-import type {Limits} from '../../config/limits-types.js'
+import type {Limits} from '../../slurm/limits-types.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
-import {providerModule} from '../../providers/registry.js'
-import {catalogueFor, suggestShapes} from '../../shapes/index.js'
-import type {Provider} from '../../shapes/types.js'
+import {catalogueFor} from '../../providers/catalogues.js'
+import {providerModule, type Provider} from '../../providers/registry.js'
+import {suggestShapes} from '../../shapes/suggest.js'
 import {type Generated, generateConfig} from '../../slurm/generate.js'
 import {type FinishPlan, planFinish} from '../../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../../slurm/render.js'

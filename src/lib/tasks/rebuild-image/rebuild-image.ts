@@ -2,15 +2,16 @@
 // cluster's customisation script, stored only once the build succeeded), list the images (--list), or
 // make an older one current again (--rollback). The provider's image builder does the provider's part
 // (providers/<name>/image-builder.ts); the steps are image-steps.ts.
+import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, usageError} from '../../errors.js'
 import {isImageVersion, versionDate} from '../../images/naming.js'
-import type {ImageBuilder, ImageInfo, ImageRecord} from '../../images/types.js'
+import type {ImageBuilder, ImageInfo, ImageRecord} from '../../providers/image-types.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {providerModule} from '../../providers/registry.js'
 import type {Arch} from '../../shapes/types.js'
-import {connectCluster} from '../../providers/management-node.js'
+import {connectCluster} from '../../cluster/management-node.js'
 import {withLog} from '../../transport/logged.js'
 import type {Transport} from '../../transport/types.js'
 import {clusterWorkflow, type Workflow} from '../workflow.js'
@@ -32,7 +33,7 @@ export interface RebuildImageInput {
 export async function imageBuilderFor(record: ClusterRecord, management: Transport, signal: AbortSignal, logFile: string, nodeRoot?: string): Promise<ImageBuilder> {
   const make = await providerModule(record.provider).imageBuilder()
   if (!make) throw new CitcError('usage', `citc cannot build images for provider ${record.provider} yet`)
-  return make({record, management, signal, logFile, nodeRoot})
+  return make({record, management, managementContract: () => readManagementContract(management), signal, logFile, nodeRoot})
 }
 
 /**
@@ -70,7 +71,7 @@ const NOT_CONNECTED: Transport = (() => {
  */
 export async function buildableArches(record: ClusterRecord): Promise<Arch[] | undefined> {
   const make = await providerModule(record.provider).imageBuilder()
-  return make?.({record, management: NOT_CONNECTED, signal: new AbortController().signal, logFile: '/dev/null'}).arches
+  return make?.({record, management: NOT_CONNECTED, managementContract: () => readManagementContract(NOT_CONNECTED), signal: new AbortController().signal, logFile: '/dev/null'}).arches
 }
 
 /**

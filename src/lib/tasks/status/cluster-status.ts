@@ -1,12 +1,11 @@
 // `citc status` and `citc nodes`: the cluster, its controller's health, and every node — powered-down
 // cloud nodes included (plain sinfo hides them).
 import {clusterRegistry} from '../../cluster/registry.js'
-import type {ClusterRecord} from '../../cluster/schema.js'
+import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
-import {PENDING_HOST} from '../../providers/cloud-cluster.js'
-import {connectCluster, connectManagement} from '../../providers/management-node.js'
+import {connectCluster, connectManagement} from '../../cluster/management-node.js'
 import type {Transport} from '../../transport/types.js'
 
 export interface NodeRow {

@@ -9,6 +9,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {localImages} from '../../../../src/lib/providers/local/image-builder.js'
 import {currentLocalImage} from '../../../../src/lib/providers/local/driver.js'
 import {MemoryTransport} from '../../../doubles/memory-transport.js'
+import {readManagementContract} from '../../../../src/lib/cluster/management-contract.js'
 
 const temps: string[] = []
 /** A temp dir removed after the file's tests. */
@@ -26,7 +27,7 @@ function store() {
   const imagesDir = join(dir, 'images')
   const runDir = join(dir, 'run')
   mkdirSync(runDir)
-  const images = localImages('demo', new MemoryTransport(), {imagesDir, runDir})
+  const images = localImages('demo', () => readManagementContract(new MemoryTransport()), {imagesDir, runDir})
   /** What Packer's local build leaves: <name>.partial/rootfs with a slurmd. */
   const packerBuilt = (name: string) => {
     mkdirSync(join(imagesDir, `${name}.partial`, 'rootfs', 'usr', 'sbin'), {recursive: true})

@@ -2,9 +2,8 @@
 // for local, SSH for the clouds (a record without a management node yet is refused before any connection).
 import {describe, expect, it} from 'vitest'
 
-import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
-import {connectManagement, managedHere} from '../../../src/lib/providers/management-node.js'
-import {PENDING_HOST} from '../../../src/lib/providers/cloud-cluster.js'
+import {connectManagement, managedHere} from '../../../src/lib/cluster/management-node.js'
+import {PENDING_HOST, type ClusterRecord} from '../../../src/lib/cluster/schema.js'
 
 const record = (provider: string, host = 'localhost'): ClusterRecord =>
   ({name: 'x', provider, createdAt: '2026-01-01T00:00:00Z', origin: 'created', mgmt: {host, port: 22, user: 'root'}, slurm: {confPath: '/etc/slurm/slurm.conf'}}) as ClusterRecord

@@ -1,4 +1,5 @@
-// limits.yaml after parsing and validation: what finish turns into slurm.conf.
+// limits.yaml after parsing and validation (config/limits.ts): what finish turns into slurm.conf. Here, by
+// the node model that reads it, so the parser imports the model and not the other way round.
 import type {Gpu} from '../shapes/types.js'
 
 export interface LimitsEntry {

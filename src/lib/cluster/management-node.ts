@@ -1,12 +1,12 @@
 // From a cluster record to a Transport on its management node, as its provider module says it is
 // reached (ManagementNodeKind): this machine, or over SSH with the pinned host key (and sudo where the
-// login user is not root: cloud images) — transport/management.ts. Here, beside the registry, so that
-// transport/ knows nothing of providers.
-import type {ClusterRecord} from '../cluster/schema.js'
+// login user is not root: cloud images) — management.ts. Here in cluster/, above the provider modules
+// it asks, so that transport/ knows nothing of clusters or providers.
+import {providerModule} from '../providers/registry.js'
 import {localTransport} from '../transport/local.js'
-import {connectOverSsh, type ManagementOptions} from '../transport/management.js'
 import type {Transport} from '../transport/types.js'
-import {providerModule} from './registry.js'
+import {connectOverSsh, type ManagementOptions} from './management.js'
+import type {ClusterRecord} from './schema.js'
 
 /** The cluster's management node is the machine citc runs on (nothing to reach over SSH). */
 export function managedHere(record: {provider: string}): boolean {

@@ -3,8 +3,8 @@
 import {spawnSync} from 'node:child_process'
 import {describe, expect, it} from 'vitest'
 
-import {quoteWord, shellQuote} from '../../../src/lib/transport/quote.js'
-import {NASTY} from '../../helpers/nasty.js'
+import {quoteWord, shellQuote} from '../../src/lib/shell-quote.js'
+import {NASTY} from '../helpers/nasty.js'
 
 const SHELLS = ['/usr/bin/dash', '/usr/bin/bash'].filter((s) => spawnSync(s, ['-c', 'true']).status === 0)
 

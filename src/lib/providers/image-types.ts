@@ -1,5 +1,5 @@
 // Compute-node images (`citc rebuild-image`, and create's first build): what every provider's image
-// builder does, so the workflow (tasks/rebuild-image/) is written once.
+// builder does, so the workflow (tasks/rebuild-image/, images/build.ts) is written once.
 //
 // Packer runs on the management node (this machine for local; over SSH on clouds, as CitC did) with
 // citc's template dir (templates/packer/) and playbooks as installed there. citc chooses the version
@@ -7,8 +7,8 @@
 // output for them. A provider's builder says which Packer source builds its images, adds its own
 // variables, and keeps the cluster's images: which exist, which is current, which nodes use which.
 import type {Arch} from '../shapes/types.js'
-import type {ClusterRecord} from '../cluster/schema.js'
 import type {Transport} from '../transport/types.js'
+import type {ClusterView} from './cluster-view.js'
 
 /** An image as its builder records it. */
 export interface ImageRecord {
@@ -36,9 +36,14 @@ export interface ImageInfo extends ImageRecord {
 
 /** What a provider's builder gets. */
 export interface ImageBuilderContext {
-  record: ClusterRecord
+  record: ClusterView
   /** Root on the management node (this machine for local). */
   management: Transport
+  /**
+   * The management node's /etc/citc/cluster.json, read through `management` when called (the workflow
+   * hands in cluster/management-contract.ts's reader): what the cluster says about itself there.
+   */
+  managementContract(): Promise<{sharedDir: string}>
   signal: AbortSignal
   /** The run's log file on the workstation (builders log their own cloud calls there). */
   logFile: string

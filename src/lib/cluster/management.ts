@@ -1,19 +1,19 @@
 // The management node of a cluster citc knows, over SSH with the pinned host key — as the login user,
 // or as root (through sudo when the login user is not root: cloud images). Also the known_hosts file
 // the system's `ssh` needs to check the same pinned key (`citc ssh`). Whether a cluster's management
-// node is reached over SSH at all is its provider's: providers/management-node.ts.
+// node is reached over SSH at all is its provider's: management-node.ts.
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import writeFileAtomic from 'write-file-atomic'
 
-import type {ClusterPaths} from '../cluster/registry.js'
-import type {ClusterRecord} from '../cluster/schema.js'
 import {CitcError} from '../errors.js'
-import {KEY_FILES, PENDING_HOST} from '../providers/cloud-cluster.js'
-import {elevated} from './elevate.js'
-import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from './ssh/index.js'
-import type {Transport} from './types.js'
+import {elevated} from '../transport/elevate.js'
+import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from '../transport/ssh/index.js'
+import type {Transport} from '../transport/types.js'
+import {KEY_FILES} from './keys.js'
+import type {ClusterPaths} from './registry.js'
+import {PENDING_HOST, type ClusterRecord} from './schema.js'
 
 /** Refuse a cluster whose management node does not exist yet (a create that did not get that far). */
 function assertReachable(record: ClusterRecord): void {

@@ -1,22 +1,7 @@
-// Shape catalogues by provider (each provider's module holds its own), and "did you mean …"
-// suggestions for unknown shape names.
+// "Did you mean …" suggestions for unknown shape names (the catalogues themselves are the provider
+// modules': providers/catalogues.ts).
 import {editDistance} from '../edit-distance.js'
-import type {CatalogueOptions} from '../providers/module.js'
-import {PROVIDER_MODULES} from '../providers/registry.js'
-import type {Provider, ShapeCatalogue} from './types.js'
-
-export type {CatalogueOptions} from '../providers/module.js'
-
-// Every provider's catalogue, imported once when a command that looks shapes up (finish, create, a
-// cloud's tfvars) first imports this file: the provider modules leave their tables out, so the
-// commands that never look a shape up (the node programs slurmctld starts) do not load them.
-const catalogues = new Map(await Promise.all(PROVIDER_MODULES.map(async (m) => [m.name, await m.shapes()] as const)))
-
-export function catalogueFor(provider: Provider, opts: CatalogueOptions = {}): ShapeCatalogue {
-  const catalogue = catalogues.get(provider)
-  if (!catalogue) throw new Error(`internal: no shape catalogue for provider ${provider}`)
-  return catalogue(opts)
-}
+import type {ShapeCatalogue} from './types.js'
 
 /** Distance from the user's name to one catalogue entry; patterns (Oracle flex) match on their family. */
 function distanceTo(query: string, candidate: string): number {
