@@ -6,7 +6,7 @@ import {ALL_TESTS, E2E, INTEGRATION} from './vitest.projects.js'
 // `npm test` and CI do; `--project unit` (npm run test:unit) runs the quick part alone.
 export default defineConfig({
   test: {
-    // @oclif/test captures output itself; vitest's interception would leave it empty.
+    // The real console: test/lib/providers/oracle/driver.test.ts spies on it (the OCI SDK's noise filter wraps console.warn/log).
     disableConsoleIntercept: true,
     testTimeout: 60_000,
     hookTimeout: 120_000,

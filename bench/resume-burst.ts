@@ -31,21 +31,25 @@ const imagesJson = join(work, 'images.json')
 writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-bench-x86_64-v1', version: '1', id: 'ami-0bench00000000001'}}, inputs: {}}))
 
 const fake = await startFakeEc2({rateLimit: RATE})
+// The SDK reads its metadata service's address from here only (src/lib/stand-in.ts).
+process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = fake.metadataUrl
 try {
   const driver = awsDriver({
     cluster: 'bench',
     sharedDir: '/mnt/shared',
-    region: 'eu-west-2',
-    zone: 'eu-west-2a',
-    mgmtPrivateIp: '10.0.0.10',
-    sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-    vpcId: 'vpc-0bench',
-    subnetId: 'subnet-0bench',
-    securityGroupId: 'sg-0bench',
-    nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-bench-mgmt',
-    baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
-    endpoints: {api: fake.url, metadata: fake.metadataUrl},
-    imagesJson,
+    confPath: '/etc/slurm/slurm.conf',
+    section: {
+      region: 'eu-west-2',
+      zone: 'eu-west-2a',
+      mgmtPrivateIp: '10.0.0.10',
+      sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
+      vpcId: 'vpc-0bench',
+      subnetId: 'subnet-0bench',
+      securityGroupId: 'sg-0bench',
+      nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-bench-mgmt',
+      baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
+    },
+    standIn: {endpoints: {api: fake.url, metadata: fake.metadataUrl}, imagesJson},
   })
   const nodes = Array.from({length: NODES}, (_, n) => ({name: `bench-c5-${String(n + 1).padStart(4, '0')}`, shape: 'c5.xlarge', arch: 'x86_64'}))
   let retries = 0

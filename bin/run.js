@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // slurmctld runs `citc node resume|suspend|fail <hostlist>` on every power event: those three skip
 // oclif's start-up (manifest, plugins: ~150 ms) and go straight to the node program, which behaves as
-// the oclif command does (src/commands/node/program.ts). Anything else — help, flags — goes to oclif.
+// the oclif command does (src/commands/node/program.ts). Anything else — help, other flags — goes to
+// oclif. Tests add `--stand-in FILE` (src/lib/stand-in.ts), which takes the same fast path.
 const [, , topic, program, hostlist, ...rest] = process.argv
-if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostlist && !hostlist.startsWith('-') && rest.length === 0) {
+const standIn = rest.length === 2 && rest[0] === '--stand-in' && !rest[1].startsWith('-') ? rest[1] : undefined
+if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostlist && !hostlist.startsWith('-') && (rest.length === 0 || standIn)) {
   const {nodeProgramMain} = await import('../dist/lib/tasks/node/node-programs.js')
-  process.exitCode = await nodeProgramMain(program, hostlist)
+  process.exitCode = await nodeProgramMain(program, hostlist, standIn)
 } else {
   const {execute} = await import('@oclif/core')
   await execute({dir: import.meta.url})

@@ -75,15 +75,13 @@ Ctrl-C, skipping the steps done.`
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
-    // Hidden, for a stand-in management node (the e2e tests' sshd on loopback): StandInManagementNode in tasks/create/create-cloud.ts.
-    'mgmt-ssh-port': Flags.integer({hidden: true, min: 1, max: 65535, description: 'clouds: reach the management node on this SSH port instead of 22 (a stand-in node)'}),
-    'mgmt-prefix': Flags.string({hidden: true, description: 'clouds: install citc on the management node under this prefix instead of /opt/citc'}),
-    'mgmt-playbook': Flags.string({hidden: true, description: 'clouds: run this playbook on the management node instead of management.yml (a stand-in node)'}),
-    'mgmt-image-root': Flags.string({hidden: true, description: 'clouds: keep the image builds\' files on the management node under this directory instead of / (a stand-in node)'}),
+    // Tests only: a stand-in management node (the e2e tests' sshd on loopback). docs/stand-ins.md, src/lib/stand-in.ts.
+    'stand-in': Flags.string({hidden: true, description: 'clouds: a stand-in file (tests): its managementNode stands in for the machine Terraform made'}),
   }
 
   async run() {
     const {resolveCreate} = await import('../lib/tasks/create/resolve-create.js')
+    const {readStandInFile} = await import('../lib/stand-in.js')
     const io = this.io()
     const {flags} = this
     const request: CreateRequest = {
@@ -102,7 +100,7 @@ Ctrl-C, skipping the steps done.`
       providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],
-      standIn: {sshPort: flags['mgmt-ssh-port'], citcPrefix: flags['mgmt-prefix'], playbook: flags['mgmt-playbook'], imageRoot: flags['mgmt-image-root']},
+      standIn: flags['stand-in'] ? (readStandInFile(flags['stand-in']).managementNode ?? {}) : {},
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
     // The workflow is the provider module's (where its management node is: resolveCreate asks it).

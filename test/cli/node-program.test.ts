@@ -13,6 +13,13 @@ import {citc, ROOT} from '../helpers/cli.js'
 const work = mkdtempSync(join(tmpdir(), 'citc-node-program-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
 
+/** A stand-in file (src/lib/stand-in.ts) naming this cluster.json instead of /etc/citc/cluster.json. */
+function standIn(clusterJson: string): string {
+  const file = `${clusterJson}.stand-in.json`
+  writeFileSync(file, JSON.stringify({clusterJson}))
+  return file
+}
+
 describe('node programs with an unusable cluster.json', () => {
   it.each([
     ['resume', {name: 'lab', provider: 'local', sharedDir: '/mnt/shared'}, /was written by an older citc \(it has no "version"; this citc reads version 1\) Try: re-run `citc create --name lab`/],
@@ -20,7 +27,7 @@ describe('node programs with an unusable cluster.json', () => {
   ])('%s: exit 4 with the file, the field and the way out', async (program, doc, expected) => {
     const file = join(work, `${program}.json`)
     writeFileSync(file, JSON.stringify(doc))
-    const r = await citc(['node', program, 'lab-small-0001'], {env: {CITC_NODE_CONFIG: file}})
+    const r = await citc(['node', program, 'lab-small-0001', '--stand-in', standIn(file)])
     expect(r.code).toBe(4)
     // oclif wraps the message to the terminal's width, with › margins.
     const said = r.stderr.replace(/[\s›]+/g, ' ')
@@ -40,12 +47,14 @@ describe('what a node program loads', () => {
     writeFileSync(register, `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
     const file = join(work, 'bad.json')
     writeFileSync(file, JSON.stringify({version: 1, name: 'lab', provider: 'local'}))
-    const r = await citc(['node', 'resume', 'lab-small-0001'], {env: {CITC_NODE_CONFIG: file, NODE_OPTIONS: `--import=${pathToFileURL(register).href}`}})
+    const r = await citc(['node', 'resume', 'lab-small-0001', '--stand-in', standIn(file)], {env: {NODE_OPTIONS: `--import=${pathToFileURL(register).href}`}})
     expect(r.code).toBe(4)
     const dist = pathToFileURL(join(ROOT, 'dist')).href
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
     expect(ours).toContain('lib/tasks/node/node-programs.js')
     expect(ours).toContain('lib/cluster/management-contract.js')
+    // bin/run.js's fast path, --stand-in included: oclif's command index (dist/index.js) is never loaded.
+    expect(ours).not.toContain('index.js')
     expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/(cloud|catalogues)\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })
 })

@@ -3,13 +3,13 @@
 // OpenSSH sshd on loopback as the "management node", serving the host key citc generated — so the
 // pinning, the waiting for SSH, the upload and installation of citc's own package, and the remote
 // ansible-playbook run are all real. The sshd stands in for the machine Terraform would make, through
-// create's hidden stand-in flags (standIn below): its port (--mgmt-ssh-port), a prefix under this test's
-// directory (--mgmt-prefix), and test/fixtures/cloud-mgmt-test.yml instead of management.yml
-// (--mgmt-playbook), which would reconfigure this machine (test/e2e/local-cluster.test.ts runs it).
+// create's hidden --stand-in file (standIn below; src/lib/stand-in.ts): its port (sshPort), a prefix
+// under this test's directory (citcPrefix), and test/fixtures/cloud-mgmt-test.yml instead of
+// management.yml (playbook), which would reconfigure this machine (test/e2e/local-cluster.test.ts runs it).
 // Create's last step builds the first compute-node image there: `packer` on the node's PATH is the
 // packer TEST DOUBLE (test/doubles/bin/packer, through sshd's SetEnv), the cloud is the cloud API double
 // (its state file, which the aws CLI double here lists), and the image builds' files on the node live
-// under a directory of this test (--mgmt-image-root) instead of this machine's /etc and /var/lib.
+// under a directory of this test (imageRoot) instead of this machine's /etc and /var/lib.
 import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'

@@ -122,7 +122,7 @@ const citcOnNode = () => `${prefix}/lib/node_modules/citc/bin/run.js`
 const syncRuns: string[] = []
 async function nodeSync(args: string[]) {
   const r = await new Promise<{status: number; stdout: string; stderr: string}>((resolve) =>
-    execFile('runuser', ['-u', 'slurm', '--', process.execPath, citcOnNode(), 'node', 'sync', ...args], {encoding: 'utf8', timeout: 60_000, cwd: '/tmp'}, (error, stdout, stderr) =>
+    execFile('runuser', ['-u', 'slurm', '--', process.execPath, citcOnNode(), 'node', 'sync', ...args], {encoding: 'utf8', timeout: 60_000, cwd: '/tmp', env: {...process.env, ...sdkEnv}}, (error, stdout, stderr) =>
       resolve({status: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr}),
     ),
   )
@@ -138,11 +138,25 @@ function report(nodes: string[]) {
 let jobNode = ''
 const otherNode = () => (jobNode === `${NAME}-c5-xlarge-0001` ? `${NAME}-c5-xlarge-0002` : `${NAME}-c5-xlarge-0001`)
 
-/** cluster.json's driver section and provider replaced (the test's endpoints point at the fakes). */
-function useDriver(provider: string, driver: Record<string, unknown>) {
+/** The environment the AWS and Google SDKs read their metadata service's address from (src/lib/stand-in.ts). */
+let sdkEnv: Record<string, string> = {}
+
+/**
+ * cluster.json's driver section and provider replaced, and its stand-in pointing the driver at the
+ * fakes. slurmctld starts the node programs with an environment of its own, so the programs' wrappers
+ * (citc_programs' node-program.sh) are given the SDKs' metadata variables; nodeSync passes them too.
+ */
+function useDriver(provider: string, driver: Record<string, unknown>, endpoints: {api: string; metadata?: string}) {
   const cj = JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8'))
   const section = provider === cj.provider ? {...cj.driver, ...driver} : {mgmtPrivateIp: cj.driver.mgmtPrivateIp, sharedFs: cj.driver.sharedFs, ...driver}
-  writeFileSync('/etc/citc/cluster.json', `${JSON.stringify({...cj, provider, driver: section}, null, 2)}\n`)
+  writeFileSync('/etc/citc/cluster.json', `${JSON.stringify({...cj, provider, driver: section, standIn: {driver: {endpoints}}}, null, 2)}\n`)
+  if (!endpoints.metadata) return
+  sdkEnv = {AWS_EC2_METADATA_SERVICE_ENDPOINT: endpoints.metadata, GCE_METADATA_HOST: new URL(endpoints.metadata).host}
+  const assignments = Object.entries(sdkEnv).map(([k, v]) => `${k}=${v}`).join(' ')
+  for (const program of ['resume', 'suspend', 'resume-fail']) {
+    const wrapper = join(cj.programsDir, program)
+    writeFileSync(wrapper, readFileSync(wrapper, 'utf8').replace(/^exec (?:env (?:\S+=\S* )+)?/m, `exec env ${assignments} `))
+  }
 }
 
 /** A one-node job as the cluster's user that prints its host name; its output once it completed. */
@@ -321,7 +335,7 @@ describe('a cloud management node configured over SSH with the real management.y
     expect(sh('/etc/init.d/citc-node-sync', ['stop']).status).toBe(0)
 
     ec2 = await startFakeEc2({hooks: boots.hooks})
-    useDriver('aws', {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}})
+    useDriver('aws', {}, {api: ec2.url, metadata: ec2.metadataUrl})
     const {output, node} = await jobPrintsHostname('aws')
     expect(output).toBe(node)
     const launch = ec2.instances.find((i) => i.name === node)!
@@ -384,8 +398,7 @@ describe('a cloud management node configured over SSH with the real management.y
       serviceAccount: 'cm-mgmt@citc-e2e.iam.gserviceaccount.com',
       baseImage: {selfLink: 'projects/debian-cloud/global/images/debian-12', os: 'debian-12'},
       region: 'europe-west4',
-      endpoints: {api: gce.url, metadata: metadata.url},
-    })
+    }, {api: gce.url, metadata: metadata.url})
     const {output, node} = await jobPrintsHostname('google')
     expect(output).toBe(node)
     expect(gce.instances.find((i) => i.name === node)!.tags).toMatchObject({cluster: NAME, type: 'compute'})
@@ -404,8 +417,7 @@ describe('a cloud management node configured over SSH with the real management.y
       subnetId: FAKE_OCI.subnet,
       dnsDomain: 'cm.oraclevcn.com',
       baseImage: {id: 'ocid1.image.oc1.uk-london-1.aaaafakebase', os: 'debian-12'},
-      endpoints: {api: oci.url, metadata: oci.metadataUrl},
-    })
+    }, {api: oci.url, metadata: oci.metadataUrl})
     // The aws nodes have no AD feature; Oracle places every node in the section's AD (adNumber 1).
     const {output, node} = await jobPrintsHostname('oracle')
     expect(output).toBe(node)

@@ -1,10 +1,11 @@
 // What the cloud tests share: the environment that puts the TEST DOUBLES (test/doubles/bin: terraform, and
 // the aws/gcloud/oci CLIs of the sweep) in place of the real tools, and the `terraform output -json`
 // document the terraform double answers with for an aws cluster whose management node is an sshd here.
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
-import {userInfo} from 'node:os'
+import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir, userInfo} from 'node:os'
 import {join, resolve} from 'node:path'
 
+import type {ManagementNodeStandIn, StandIn} from '../../src/lib/stand-in.js'
 import {ROOT} from './cli.js'
 
 export const DOUBLES = resolve(ROOT, 'test', 'doubles', 'bin')
@@ -27,17 +28,17 @@ export function doublesEnv(o: {dataDir: string; home: string; tfLog: string; clo
 }
 
 /**
- * `citc create`'s hidden flags for a stand-in management node (StandInManagementNode in
- * src/lib/tasks/create/create-cloud.ts): an sshd on loopback at `port`, citc installed under `prefix`, and
- * `playbook` run instead of management.yml. Terraform's outputs know nothing of them, as on a cloud.
+ * `citc create --stand-in FILE` for a stand-in management node (src/lib/stand-in.ts, docs/stand-ins.md):
+ * an sshd on loopback at `port`, citc installed under `prefix`, `playbook` run instead of
+ * management.yml, the image builds' files under `imageRoot`. Terraform's outputs know nothing of them,
+ * as on a cloud. The file is written to a temporary directory, one per call.
  */
 export function standInFlags(o: {port?: number; prefix?: string; playbook?: string; imageRoot?: string}): string[] {
-  return [
-    ...(o.port ? ['--mgmt-ssh-port', String(o.port)] : []),
-    ...(o.prefix ? ['--mgmt-prefix', o.prefix] : []),
-    ...(o.playbook ? ['--mgmt-playbook', o.playbook] : []),
-    ...(o.imageRoot ? ['--mgmt-image-root', o.imageRoot] : []),
-  ]
+  const here = (p?: string) => p && resolve(p) // relative to this process's directory, as flags were
+  const managementNode: ManagementNodeStandIn = {sshPort: o.port, citcPrefix: o.prefix, playbook: here(o.playbook), imageRoot: here(o.imageRoot)}
+  const file = join(mkdtempSync(join(tmpdir(), 'citc-stand-in-')), 'stand-in.json')
+  writeFileSync(file, JSON.stringify({managementNode} satisfies StandIn))
+  return ['--stand-in', file]
 }
 
 /**
@@ -57,7 +58,7 @@ export function packerBuilds(log: string): string[] {
 /**
  * Write the outputs of an aws cluster `name` whose management node is at 127.0.0.1 (the values a real
  * apply would give, overridable) to `file`, for TF_DOUBLE_OUTPUTS. Its SSH port is create's
- * --mgmt-ssh-port (standInFlags), not an output: no template has one.
+ * stand-in's sshPort (standInFlags), not an output: no template has one.
  */
 export function writeAwsOutputs(file: string, name: string, overrides: Record<string, unknown> = {}): string {
   const values: Record<string, unknown> = {

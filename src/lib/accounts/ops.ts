@@ -75,34 +75,6 @@ export function limitChanges(current: AccountLimits, desired: AccountLimits): Ch
 
 const fieldRank = (key: string): number => (LIMIT_FIELDS as readonly string[]).indexOf(key.split(':')[0])
 
-/** The limits an account has once `changes` are applied (the inverse of limitChanges). */
-export function applyLimitChanges(limits: AccountLimits, changes: readonly Change[]): AccountLimits {
-  const out: {-readonly [K in keyof AccountLimits]: AccountLimits[K]} = {...limits}
-  for (const c of changes) {
-    if (c.field === 'GrpTRESMins' || c.field === 'GrpTRES') {
-      const key = c.field === 'GrpTRESMins' ? 'grpTRESMins' : 'grpTRES'
-      const next: Record<string, number> = {...out[key]}
-      if (c.to === undefined) delete next[c.tres as string]
-      else next[c.tres as string] = Number(c.to)
-      out[key] = next
-      if (Object.keys(next).length === 0) delete out[key]
-    } else if (c.field === 'MaxJobs' || c.field === 'MaxSubmitJobs') {
-      const key = c.field === 'MaxJobs' ? 'maxJobs' : 'maxSubmitJobs'
-      if (c.to === undefined) delete out[key]
-      else out[key] = Number(c.to)
-    } else if (c.field === 'MaxWall') {
-      if (c.to === undefined) delete out.maxWall
-      else out.maxWall = wallToMinutes(c.to)
-    } else if (c.field === 'Fairshare') {
-      out.fairshare = c.to === undefined ? SLURM_DEFAULT_FAIRSHARE : c.to === 'parent' ? 'parent' : Number(c.to)
-    } else if (c.field === 'QOS') {
-      if (c.to === undefined) delete out.qos
-      else out.qos = c.to.split(',').sort()
-    }
-  }
-  return out
-}
-
 /** formatMinutes backwards ("2-00:00:00" → 2880). */
 export function wallToMinutes(text: string): number {
   const m = /^(?:(\d+)-)?(\d+):(\d+):(\d+)$/.exec(text)

@@ -19,6 +19,7 @@ import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
+import {clusterJsonStandInSchema} from '../stand-in.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
@@ -41,6 +42,8 @@ const commonFields = {
   confPath: absolutePath,
   /** Where the node programs log every step. */
   elasticLog: absolutePath,
+  /** Tests only (src/lib/stand-in.ts): the doubles a stand-in management node's drivers use. Never written by the role. */
+  standIn: clusterJsonStandInSchema.optional(),
 }
 type CommonFields = z.output<z.ZodObject<typeof commonFields>>
 

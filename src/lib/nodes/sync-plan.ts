@@ -1,5 +1,4 @@
-// The watchdog's brain: `citc node sync` (issue #11, "Watchdog"; design in ../shared/node-drivers-notes.md
-// §5.4) runs every 60 s on the management node, one at a time, and keeps the cloud and Slurm agreeing.
+// The watchdog's brain: `citc node sync` (issue #11, "Watchdog") runs every 60 s on the management node, one at a time, and keeps the cloud and Slurm agreeing.
 // This file is the pure part: Slurm's nodes + the cloud's instances + what the previous run remembered +
 // the time → the actions to take and what to remember for the next run. No I/O, no clock, no SDK: the
 // command reads `scontrol show node` and the driver's list(), runs the actions, stores `memory` as JSON.

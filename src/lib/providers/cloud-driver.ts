@@ -1,7 +1,7 @@
-// The node driver every cloud shares (issue #11; design in ../shared/node-drivers-notes.md §5.2–5.3).
-// A cloud gives only its CloudApi (aws/, google/, oracle/ ec2-api.ts, compute-api.ts, oci-api.ts):
-// list the cluster's machines, create one, terminate one, classify an error. Everything else is here,
-// the same for the three:
+// The node driver every cloud shares, and its factory (cloudDriverFactory). A cloud gives only its
+// adapter: its cluster.json section's schema and its CloudApi (aws/, google/, oracle/ ec2-api.ts,
+// compute-api.ts, oci-api.ts): list the cluster's machines, create one, terminate one, classify an
+// error. Everything else is here, the same for every cloud:
 //   resume   one list first: a node whose machine is already pending or running is adopted, not
 //            launched twice; the rest are created one call per node (each needs its own name and
 //            user-data), at most `concurrency` at once behind a token bucket, with an idempotency token
@@ -15,13 +15,16 @@ import {createHash} from 'node:crypto'
 import {existsSync, readFileSync} from 'node:fs'
 
 import pLimit from 'p-limit'
+import type {z as Zod} from 'zod'
 
 import {IMAGES_JSON, parseImageState} from './cloud-image-state.js'
+import {checkSection} from './driver-section.js'
 import {failureReason, type NodeFailure} from './node-failures.js'
 import {nodeUserData} from './node-user-data.js'
 import {TokenBucket, type RateLimit} from './rate-limit.js'
 import {withRetries} from './retry-budget.js'
-import type {CloudInstance, DriverContext, NodeDriver, NodeOutcome, NodeSpec} from './types.js'
+import type {DriverStandIn} from '../stand-in.js'
+import type {CloudInstance, DriverContext, NodeDriver, NodeDriverFactory, NodeOutcome, NodeSpec} from './types.js'
 
 /** What one launch call gets besides the node. */
 export interface LaunchRequest {
@@ -53,7 +56,7 @@ export interface CloudDriverOptions {
   userData(node: NodeSpec): string
   rate: RateLimit
   concurrency: number
-  /** Retries of one node stop after this long, or earlier at the context's deadline (notes §5.2: 120 s). */
+  /** Retries of one node stop after this long, or earlier at the context's deadline (default 120 s). */
   retryBudgetMs: number
   backoff?: {baseMs: number; capMs: number; random?: () => number}
 }
@@ -200,13 +203,13 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
   }
 }
 
-/** What every cloud's driver factory gets from cluster.json besides its own section (node-programs driverFor). */
+/** What cloudNodeDriver needs besides the cloud's api. */
 export interface CloudDriverSettings {
   cluster: string
   sharedDir: string
   mgmtPrivateIp: string
-  /** /etc/citc/images.json (tests point elsewhere). */
-  imagesJson?: string
+  /** The images.json to read the current compute images from (IMAGES_JSON on a management node). */
+  imagesJson: string
   rate?: RateLimit
   concurrency?: number
   retryBudgetMs?: number
@@ -220,10 +223,7 @@ export interface CloudDriverSettings {
 export function cloudNodeDriver(s: CloudDriverSettings, api: CloudApi): NodeDriver {
   let images: Record<string, {id?: string} | undefined> | undefined
   const imageFor = (arch: string) => {
-    if (!images) {
-      const file = s.imagesJson ?? IMAGES_JSON
-      images = existsSync(file) ? parseImageState(readFileSync(file, 'utf8'), file).current : {}
-    }
+    images ??= existsSync(s.imagesJson) ? parseImageState(readFileSync(s.imagesJson, 'utf8'), s.imagesJson).current : {}
     return images[arch]?.id
   }
   return cloudDriver({
@@ -235,4 +235,38 @@ export function cloudNodeDriver(s: CloudDriverSettings, api: CloudApi): NodeDriv
     concurrency: s.concurrency ?? CLOUD_DRIVER_DEFAULTS.concurrency,
     retryBudgetMs: s.retryBudgetMs ?? CLOUD_DRIVER_DEFAULTS.retryBudgetMs,
   })
+}
+
+/** What a cloud's api is made from besides its section. */
+export interface CloudApiInput {
+  cluster: string
+  /** images.json (IMAGES_JSON unless a stand-in says otherwise): Google labels instances from it. */
+  imagesJson: string
+  /** Tests and benchmarks only (stand-in.ts): the doubles' endpoints, a shorter request time limit. */
+  standIn: DriverStandIn
+}
+
+/** One cloud, as its driver's factory needs it: its section's schema and how its CloudApi is made. */
+export interface CloudAdapter<D extends {mgmtPrivateIp: string}> {
+  /** "aws": how the section is named in messages ("the aws section of cluster.json"). */
+  provider: string
+  /** The section's schema (the module's nodeConfig.schema). */
+  schema(z: typeof Zod): Zod.ZodType<D>
+  api(section: D, input: CloudApiInput): CloudApi
+}
+
+/**
+ * Every cloud's node driver factory: the section checked against its schema (a broken cluster.json
+ * fails here, before any node is touched, with each field that is wrong), then cloudNodeDriver over
+ * the cloud's api. A new cloud gives only its adapter.
+ */
+export function cloudDriverFactory<D extends {mgmtPrivateIp: string}>(adapter: CloudAdapter<D>): NodeDriverFactory {
+  return (input) => {
+    const section = checkSection(adapter.provider, adapter.schema, input.section)
+    const standIn = input.standIn ?? {}
+    const imagesJson = standIn.imagesJson ?? IMAGES_JSON
+    const api = adapter.api(section, {cluster: input.cluster, imagesJson, standIn})
+    const {rate, concurrency, retryBudgetMs} = standIn
+    return cloudNodeDriver({cluster: input.cluster, sharedDir: input.sharedDir, mgmtPrivateIp: section.mgmtPrivateIp, imagesJson, rate, concurrency, retryBudgetMs}, api)
+  }
 }

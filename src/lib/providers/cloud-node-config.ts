@@ -21,14 +21,6 @@ export function cloudNodeConfigFields(z: typeof Zod) {
       type: text(z),
       mountOptions: text(z),
     }),
-    /**
-     * TESTS ONLY — never made from Terraform's outputs, so a real cluster's file has none: where the
-     * driver's SDK sends its API calls and looks for the machine's identity (the fake clouds and
-     * metadata servers under test/doubles/cloud-api). Absent: the cloud's own endpoints.
-     */
-    endpoints: z.object({api: z.string().url().optional(), metadata: z.string().url().optional()}).strict().optional(),
-    /** TESTS ONLY, like endpoints: images.json elsewhere than /etc/citc (cloud-driver.ts cloudNodeDriver). */
-    imagesJson: z.string().startsWith('/', 'must be an absolute path').optional(),
   }
 }
 

@@ -48,7 +48,7 @@ export interface ImageBuilderContext {
   /** The run's log file on the workstation (builders log their own cloud calls there). */
   logFile: string
   /**
-   * Clouds, a stand-in management node only (create's hidden --mgmt-image-root: the tests' sshd on
+   * Clouds, a stand-in management node only (create's --stand-in managementNode.imageRoot: the tests' sshd on
    * loopback, whose / is this machine's): where the builder keeps its files on the node instead of /.
    */
   nodeRoot?: string

@@ -18,7 +18,7 @@ import type {CommonCloudInputs, CommonCloudSettings, CredentialSource, Discovery
 import type {TerraformOutputValues} from './cloud-node-config.js'
 import type {ImageBuilderFactory} from './image-types.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
-import type {NodeDriver} from './types.js'
+import type {NodeDriverFactory} from './types.js'
 
 /** A flag of `citc create` only some providers take (its description is prefixed by the provider's name). */
 export interface CreateFlagSpec<S = object> {
@@ -170,8 +170,8 @@ export interface ProviderModule<N extends string = string, D = unknown> {
   doctorTools?: readonly DoctorTool[]
   /** Its section of the management node's cluster.json: the node driver's settings there. */
   nodeConfig: NodeConfigSection<D>
-  /** The node driver (imported when asked for); undefined: citc has none for this provider yet. */
-  nodeDriver(): Promise<((options: Record<string, unknown>) => NodeDriver) | undefined>
+  /** The node driver's factory (imported when asked for: only node programs need it). */
+  nodeDriver(): Promise<NodeDriverFactory>
   /** The image builder (`citc rebuild-image`, create's first image; imported when asked for). */
   imageBuilder(): Promise<ImageBuilderFactory | undefined>
   cloud?: CloudPart
@@ -197,6 +197,3 @@ export function lazySweeper(tool: string, load: () => Promise<CloudSweeper>): Cl
     delete: async (resource) => (await sweeper()).delete(resource),
   }
 }
-
-/** A node driver a provider does not have yet (the cloud ones: issue #11). */
-export const notBuiltYet = async (): Promise<undefined> => undefined

@@ -1,5 +1,4 @@
-// Why a cloud refused to start a node, in six classes every driver shares (issue #11; the design is
-// ../shared/node-drivers-notes.md §5.1). The class decides what happens next: throttled and transient
+// Why a cloud refused to start a node, in six classes every driver shares (issue #11). The class decides what happens next: throttled and transient
 // are retried within a budget (retry-budget.ts); the other four fail the node at once, DOWN with the
 // reason failureReason() builds, so Slurm moves the job on instead of waiting for ResumeTimeout.
 // Pure: the per-cloud tables (aws/, google/, oracle/failures.ts) read the SDKs' error shapes.
@@ -69,7 +68,7 @@ export function messageOf(e: unknown): string {
 
 /**
  * Node's socket/DNS errors and the SDKs' own timeouts: the request may never have reached the cloud,
- * so asking again is right (the idempotency token makes a repeat create harmless, notes §5.2 step 3).
+ * so asking again is right (the idempotency token makes a repeat create harmless).
  * ENOTFOUND is left out: a name that does not resolve is a wrong endpoint far more often than a blip.
  */
 const NETWORK_CODES = new Set([

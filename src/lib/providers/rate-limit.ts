@@ -1,6 +1,6 @@
 // A token bucket shared by every call one driver makes (issue #11: "bounded concurrency behind a rate
 // limit"). Clouds meter mutating calls per account and region the same way (EC2: a bucket that
-// refills at a fixed rate up to a burst, notes §3.1): asking faster only buys throttling errors. When
+// refills at a fixed rate up to a burst: Amazon EC2 API Reference, "Request throttling"): asking faster only buys throttling errors. When
 // the cloud throttles anyway (other callers share the account), drain() empties the bucket so every
 // waiting worker slows down together, not just the one that was refused.
 

@@ -1,9 +1,10 @@
-// Retrying a cloud call within a time budget (issue #11; notes §5.2 step 3). The drivers switch the
-// SDKs' own retries off for creates (AWS re-sends RunInstances on ICE within ~30 ms and gives up on
-// throttling after ~2 s, §3.1; Google and OCI do not retry creates at all, §3.2/§3.3) and retry here
-// instead: only throttled/transient failures, with full-jitter exponential backoff (delay = random ·
-// min(cap, base · 2^n)), never past the budget — min(120 s, ResumeTimeout/4) in §5.2 — so a failure
-// still reaches Slurm long before ResumeTimeout. Clock, sleep and randomness are injected for tests.
+// Retrying a cloud call within a time budget (issue #11). The drivers switch the SDKs' own retries
+// off (the AWS SDK's standard mode retries ICE, a 500, and gives up on throttling after 3 attempts;
+// google-auth-library and the OCI SDK are told not to retry) and retry here instead: only
+// throttled/transient failures, with full-jitter exponential backoff (delay = random ·
+// min(cap, base · 2^n): AWS Architecture Blog, "Exponential Backoff And Jitter"), never past the
+// budget (cloud-driver.ts: 120 s, well inside ResumeTimeout), so a failure still reaches Slurm long
+// before ResumeTimeout. Clock, sleep and randomness are injected for tests.
 import {type NodeFailure, retryable} from './node-failures.js'
 
 export interface BackoffOptions {

@@ -2,6 +2,7 @@
 // provider (local: slurmd processes on this machine; aws, google, oracle: cloud-driver.ts over each
 // cloud's CloudApi). Called by `citc node resume|suspend|fail|sync` on the management node, with the
 // nodes' shape/AD/arch read back from their Slurm features.
+import type {DriverStandIn} from '../stand-in.js'
 import type {NodeFailure} from './node-failures.js'
 
 export interface NodeSpec {
@@ -60,6 +61,22 @@ export interface NodeDriver {
   /** Stop machines by id (the watchdog's orphans): one outcome per id, named by the id's node. */
   terminate(instances: CloudInstance[], ctx: DriverContext): Promise<NodeOutcome[]>
 }
+
+/** What every node driver is made from (node-programs.ts driverFor): the cluster, as cluster.json says. */
+export interface DriverInput {
+  cluster: string
+  /** Where the shared filesystem is mounted. */
+  sharedDir: string
+  /** slurm.conf as slurmctld reads it. */
+  confPath: string
+  /** The provider's section of cluster.json (its module's nodeConfig): the factory checks it. */
+  section: unknown
+  /** Tests and benchmarks only (stand-in.ts): doubles and shorter limits. */
+  standIn?: DriverStandIn
+}
+
+/** A provider's node driver, made from its input (a module's nodeDriver() resolves to one). */
+export type NodeDriverFactory = (input: DriverInput) => NodeDriver
 
 /** A context with the real clock, for callers that do not inject one. */
 export function realContext(log: (message: string) => void, budgetMs: number): DriverContext {

@@ -1,6 +1,6 @@
 // TEST DOUBLE of Amazon EC2's query API — not EC2. Only what citc's AWS node driver calls
 // (RunInstances, DescribeInstances, TerminateInstances), over HTTP on 127.0.0.1 the way the real
-// @aws-sdk/client-ec2 speaks it (notes §3.1): form-encoded POST /, XML answers with EC2's element
+// @aws-sdk/client-ec2 speaks it (Amazon EC2 API Reference, "Making API requests"): form-encoded POST /, XML answers with EC2's element
 // names, errors as <Response><Errors><Error><Code>… with EC2's HTTP status for the code. Like EC2 it
 // requires a SigV4 signature (here: by the fake IMDS's temporary key and session token), honours
 // ClientToken (the same token again = the same instance), and can meter mutating calls with a token
@@ -11,7 +11,7 @@ import {type FakeImds, startFakeImds} from './imds.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
 import {listenOnLoopback} from './listen.js'
 
-/** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; notes §3.1). */
+/** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; Amazon EC2 API Reference, "Error codes"). */
 export const EC2_ERROR_STATUS: Record<string, number> = {
   InsufficientInstanceCapacity: 500,
   InsufficientHostCapacity: 500,

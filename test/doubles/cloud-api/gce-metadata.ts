@@ -8,7 +8,7 @@ import {createServer, type IncomingMessage, type ServerResponse} from 'node:http
 import {listenOnLoopback} from './listen.js'
 
 export interface FakeMetadata {
-  /** http://127.0.0.1:PORT (what cluster.json's endpoints.metadata is set to in tests). */
+  /** http://127.0.0.1:PORT (what a stand-in's endpoints.metadata is set to: src/lib/stand-in.ts). */
   url: string
   /** Every access token handed out, in order: the fake Compute API accepts only these. */
   tokens: string[]

@@ -12,8 +12,9 @@ let metadata: FakeMetadata
 beforeAll(async () => {
   vi.stubEnv('GOOGLE_APPLICATION_CREDENTIALS', '')
   vi.stubEnv('HOME', '/nonexistent')
-  vi.stubEnv('GCE_METADATA_HOST', undefined)
   metadata = await startFakeMetadata()
+  // google-auth-library finds its metadata server only here (src/lib/stand-in.ts).
+  vi.stubEnv('GCE_METADATA_HOST', new URL(metadata.url).host)
 })
 afterAll(async () => {
   await metadata.close()

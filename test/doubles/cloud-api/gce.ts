@@ -3,7 +3,7 @@
 // of projects, and zone operations get/wait. It behaves as Compute does where the driver depends on it:
 //   - insert answers with a RUNNING operation; the operation is DONE at the next wait (or after
 //     `waitsBeforeDone` waits), and a stockout or quota refusal arrives INSIDE the finished operation
-//     (`error.errors[0].code`, `httpErrorStatusCode`), not as an HTTP error (notes §3.2);
+//     (`error.errors[0].code`, `httpErrorStatusCode`), not as an HTTP error (Compute Engine API reference, "Handling API responses");
 //   - a repeated requestId gets the first request's operation back (no second instance);
 //   - inserting a name that exists in the zone is HTTP 409 alreadyExists;
 //   - HTTP errors use Google's JSON error format ({error: {code, message, errors: [{reason, …}], status}});

@@ -1,8 +1,10 @@
 // TEST DOUBLE of EC2's instance metadata service (IMDSv2), only the part the AWS SDK's default
 // credentials chain reads on a machine with an instance profile: PUT /latest/api/token, then the role
 // name and its temporary credentials under /latest/meta-data/iam/security-credentials/ (the sequence
-// notes §3.1 verified with the real SDK). The driver sets AWS_EC2_METADATA_SERVICE_ENDPOINT to this
-// server's URL, so tests exercise the production chain with no keys anywhere. Listens on 127.0.0.1.
+// of the EC2 User Guide, "Use the Instance Metadata Service to access instance metadata", as
+// @smithy/credential-provider-imds sends it). A test gives this server's URL as its stand-in's
+// metadata endpoint and as AWS_EC2_METADATA_SERVICE_ENDPOINT in the environment of the process
+// it starts (src/lib/stand-in.ts), so tests exercise the production chain with no keys anywhere. Listens on 127.0.0.1.
 import {randomUUID} from 'node:crypto'
 import {createServer} from 'node:http'
 

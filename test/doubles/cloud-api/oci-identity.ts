@@ -1,6 +1,6 @@
 // TEST DOUBLE — the identity half of a fake OCI (test/doubles/cloud-api/oci.ts): the certificates an OCI
 // instance finds in its metadata service, the auth service's session tokens, and the check of OCI's
-// request signatures (draft-cavage HTTP signatures, notes §3.3). Not Oracle's code: written from what
+// request signatures (draft-cavage HTTP signatures; OCI documentation, "Request Signatures"). Not Oracle's code: written from what
 // oci-common 2.139.1 sends (X509FederationClient, DefaultRequestSigner) so that the real
 // instance-principal chain runs offline, end to end, against it.
 import {execFileSync} from 'node:child_process'

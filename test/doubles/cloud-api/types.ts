@@ -1,6 +1,6 @@
 // TEST DOUBLES of the clouds' compute APIs (EC2, Compute Engine, OCI Core) — not the clouds. These
 // machines have no cloud, so the node drivers' real SDKs (and Google's REST client) are pointed at
-// these servers on 127.0.0.1 through cluster.json's test-only `endpoints` (cloud-node-config.ts).
+// these servers on 127.0.0.1 through a stand-in's `endpoints` (src/lib/stand-in.ts).
 // Every fake (ec2.ts, gce.ts, oci.ts) has the same surface, typed here, so tests and the e2e's
 // "launch boots a local slurmd" hook treat the three alike.
 

@@ -2,7 +2,7 @@ import {readFileSync} from 'node:fs'
 
 import {describe, expect, it} from 'vitest'
 
-import {applyToState} from '../../../src/lib/accounts/apply-state.js'
+import {applyToState} from './apply-state.js'
 import type {AccountsPlan} from '../../../src/lib/accounts/ops.js'
 import {parseAccounts} from '../../../src/lib/accounts/parse.js'
 import {planAccounts, type PlanOptions} from '../../../src/lib/accounts/plan.js'

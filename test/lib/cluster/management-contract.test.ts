@@ -17,6 +17,7 @@ import {
 } from '../../../src/lib/cluster/management-contract.js'
 import {CitcError} from '../../../src/lib/errors.js'
 import {awsModule} from '../../../src/lib/providers/aws/index.js'
+import type {DriverInput} from '../../../src/lib/providers/types.js'
 import {driverFor} from '../../../src/lib/tasks/node/node-programs.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
 
@@ -170,21 +171,26 @@ describe('whose machine this is (local create\'s preflight)', () => {
 describe('the node programs', () => {
   it('get the local driver for a local cluster and the aws driver, given its section, for an aws cluster', async () => {
     // The aws driver is made, not run: running it needs EC2 (test/lib/providers/aws/driver.test.ts runs it against the fake).
-    const made: Array<Record<string, unknown>> = []
-    const real = (await awsModule.nodeDriver())!
-    const spy = vi.spyOn(awsModule, 'nodeDriver').mockResolvedValue((options) => (made.push(options), real(options)))
-    const warning = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED
+    const made: DriverInput[] = []
+    const real = await awsModule.nodeDriver()
+    const spy = vi.spyOn(awsModule, 'nodeDriver').mockResolvedValue((input) => (made.push(input), real(input)))
     try {
       const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
-      expect(made).toEqual([{cluster: 'demo', sharedDir: '/mnt/shared', ...awsDriver, confPath: '/etc/slurm/slurm.conf'}])
+      expect(made).toEqual([{cluster: 'demo', sharedDir: '/mnt/shared', confPath: '/etc/slurm/slurm.conf', section: awsDriver, standIn: undefined}])
       expect(Object.keys(d).sort()).toEqual(['list', 'resume', 'suspend', 'terminate'])
+      // A stand-in management node's cluster.json points the driver at doubles; a --stand-in file wins field by field.
+      made.length = 0
+      const standIn = {driver: {endpoints: {api: 'http://127.0.0.1:1/'}, imagesJson: '/tmp/images.json', concurrency: 2}}
+      await driverFor(parseManagementContract(JSON.stringify({...aws, standIn}), FILE), {driver: {concurrency: 3}})
+      expect(made[0]!.standIn).toEqual({endpoints: {api: 'http://127.0.0.1:1/'}, imagesJson: '/tmp/images.json', concurrency: 3})
     } finally {
       spy.mockRestore()
-      // The driver sets it for the SDK (ec2-api.ts); unit files share a process.
-      if (warning === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED
-      else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = warning
     }
     const local = await driverFor(parseManagementContract(JSON.stringify({...common, provider: 'local', driver: {runDir: join(work, 'run')}}), FILE))
     expect(await local.list()).toEqual([])
+  })
+
+  it("refuse a stand-in in cluster.json that is not one (a typo must not send a test's driver to the real cloud)", () => {
+    expect(() => parseManagementContract(JSON.stringify({...aws, standIn: {driver: {endpoint: {api: 'http://127.0.0.1:1/'}}}}), FILE)).toThrow(/standIn\.driver/)
   })
 })

@@ -1,4 +1,4 @@
-// The watchdog's planner (issue #11 "Watchdog", ../shared/node-drivers-notes.md §5.4): one table row per
+// The watchdog's planner (issue #11 "Watchdog"; src/lib/nodes/sync-plan.ts): one table row per
 // rule and per "never", then runs chained through the memory the planner hands back (JSON round trip, as
 // the command stores it): missing twice → down, capacity cooldown → hold → release, stuck → forced down.
 import {describe, expect, it} from 'vitest'

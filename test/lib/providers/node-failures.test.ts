@@ -1,6 +1,6 @@
-// Node-start failures: each cloud's documented error codes (../shared/node-drivers-notes.md §1.3,
-// §2.4, §3.1–3.3, §5.1) land in the right class, throttling is never taken for capacity, the Slurm
-// reason is one bounded line without the cloud's message, and withRetries retries only throttled and
+// Node-start failures: each cloud's documented error codes (the EC2, Compute Engine and OCI API
+// references' error pages, as each provider's failures.ts cites them) land in the right class,
+// throttling is never taken for capacity, the Slurm reason is one bounded line without the cloud's message, and withRetries retries only throttled and
 // transient failures and never past its budget (injected clock, sleep and randomness: no real waiting).
 // The error objects below are built in the shapes the notes recorded from the real SDKs against local
 // servers; the drivers' own tests will feed the real SDKs' errors through the same functions.

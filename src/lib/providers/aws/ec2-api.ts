@@ -1,6 +1,6 @@
 // EC2 as the cloud driver core sees it (cloud-driver.ts's CloudApi): list the cluster's compute
 // instances, launch one, terminate one, classify an error. Loaded only by driver.ts, so the node
-// programs pay for @aws-sdk/client-ec2 (~0.6 s to import, notes §4) only when they drive AWS.
+// programs pay for @aws-sdk/client-ec2 (~0.6 s to import) only when they drive AWS.
 //
 // The calls are shaped by the management node's role (templates/terraform/aws/iam.tf):
 //   - RunInstances must carry cluster=<id> and type=compute as *request* tags on the instance and its
@@ -16,6 +16,7 @@ import {
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2'
 
+import {requireMetadataEnv} from '../../stand-in.js'
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyAwsError} from './failures.js'
@@ -26,9 +27,12 @@ export interface Ec2ApiOptions {
   zone: string
   subnetId: string
   securityGroupId: string
-  /** TESTS ONLY (cluster.json's endpoints): the fake EC2 and the fake instance metadata service. */
+  /**
+   * A stand-in's (stand-in.ts): `api` the fake EC2; `metadata` the fake instance metadata service,
+   * which the SDK finds only through AWS_EC2_METADATA_SERVICE_ENDPOINT — the environment must say it.
+   */
   endpoints?: {api?: string; metadata?: string}
-  /** How long one call may take (tests shorten it). */
+  /** How long one call may take (a stand-in may shorten it). */
   requestTimeoutMs?: number
 }
 
@@ -52,24 +56,46 @@ const STATE: Record<string, CloudInstance['state']> = {
   terminated: 'terminated',
 }
 
-/** The client the driver uses: no SDK retries (the driver core retries, notes §3.1), the default credentials chain. */
+/**
+ * The client the driver uses: no SDK retries (maxAttempts 1: the driver core retries, with the same
+ * ClientToken), the SDK's default credentials chain (on the management node: its instance profile
+ * through IMDSv2).
+ */
 export function ec2Client(o: Pick<Ec2ApiOptions, 'region' | 'endpoints' | 'requestTimeoutMs'>): EC2Client {
-  // Under Node < 22 the SDK prints a NodeVersionSupportWarning to stderr once per process: every node
-  // program is a process, and its stderr goes to slurmctld's log, so the warning would repeat there on
-  // every resume and suspend. Which Node citc runs on is a packaging decision (notes §5.5), not one a
-  // node program can act on.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'
-  // Tests: the real default chain (instance profile through IMDSv2) against the fake metadata
-  // server, read by the SDK from this variable when it first needs credentials (notes §3.1).
-  if (o.endpoints?.metadata) process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = o.endpoints.metadata
-  return new EC2Client({
-    region: o.region,
-    maxAttempts: 1,
-    ...(o.endpoints?.api ? {endpoint: o.endpoints.api} : {}),
-    // The SDK's default is no timeout at all; and without throwOnRequestTimeout a timeout is only a
-    // logged warning while the call goes on waiting.
-    requestHandler: {connectionTimeout: 5_000, requestTimeout: o.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true},
-  })
+  // Tests: the real default chain against the fake metadata server, which the SDK reads from
+  // AWS_EC2_METADATA_SERVICE_ENDPOINT only (the AWS SDKs and Tools reference guide, "IMDS client").
+  requireMetadataEnv(o, 'AWS_EC2_METADATA_SERVICE_ENDPOINT', (url) => url)
+  return withoutNodeVersionWarning(
+    () =>
+      new EC2Client({
+        region: o.region,
+        maxAttempts: 1,
+        ...(o.endpoints?.api ? {endpoint: o.endpoints.api} : {}),
+        // The SDK's default is no timeout at all; and without throwOnRequestTimeout a timeout is only a
+        // logged warning while the call goes on waiting.
+        requestHandler: {connectionTimeout: 5_000, requestTimeout: o.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true},
+      }),
+  )
+}
+
+/**
+ * `make()` without the SDK's NodeVersionSupportWarning. Under Node < 22 the client's constructor emits
+ * it (process.emitWarning, once per process): every node program is a process, and its stderr goes
+ * to slurmctld's log, so the warning would repeat there on every resume and suspend. Which Node citc
+ * runs on is the management node's installation's choice, not one a node program can act on. Other
+ * warnings pass through; the SDK's own switch (an environment variable) would need writing process.env.
+ */
+export function withoutNodeVersionWarning<T>(make: () => T): T {
+  const emit = process.emitWarning
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    if (String(warning instanceof Error ? warning.message : warning).startsWith('NodeVersionSupportWarning')) return
+    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest)
+  } as typeof process.emitWarning
+  try {
+    return make()
+  } finally {
+    process.emitWarning = emit
+  }
 }
 
 const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value

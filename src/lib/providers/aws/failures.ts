@@ -1,6 +1,6 @@
 // EC2's errors → the six failure classes (node-failures.ts). @aws-sdk/client-ec2 throws an error whose
-// `name` is EC2's <Code> (also `Code` on some), with `$metadata.httpStatusCode` and `$fault`
-// (notes §3.1). ICE comes back as HTTP 500 and throttling as 503, so the code decides, not the status —
+// `name` is EC2's <Code> (also `Code` on some), with `$metadata.httpStatusCode` and `$fault` (the
+// SDK's ServiceException; codes and statuses: Amazon EC2 API Reference, "Error codes"). ICE comes back as HTTP 500 and throttling as 503, so the code decides, not the status —
 // and throttling is checked first, so it is never reported as capacity (ParallelCluster's 2026 bug,
 // issue #11).
 import {fallback, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'

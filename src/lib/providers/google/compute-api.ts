@@ -1,16 +1,19 @@
 // Compute Engine for the Google node driver: a small typed REST client over google-auth-library
-// (notes §5.5: @google-cloud/compute takes 2–4 s to import; this takes ~0.2 s). Credentials are the
-// management node's attached service account, found by the library through the metadata server;
-// tests point both the API and the metadata server at doubles (cluster.json's test-only endpoints).
+// (@google-cloud/compute, the generated client, takes seconds to import; this well under one).
+// Credentials are the management node's attached service account, found by the library through the
+// metadata server; tests point both the API and the metadata server at doubles (a stand-in's
+// endpoints, src/lib/stand-in.ts).
 // No retries here (`retry: false`): the driver core retries throttled/transient failures itself
 // (cloud-driver.ts), with the same requestId, so a repeated insert never makes a second machine.
 //
-// One instances.insert per node (notes §5.2): each node needs its own name and user-data, and
-// bulkInsert's per-node failures can only be read with zoneOperations.list, which the role does not
-// grant. Capacity and quota refusals arrive inside the finished operation, not as HTTP errors (§3.2),
+// One instances.insert per node: each node needs its own name and user-data, and bulkInsert's
+// per-node failures can only be read with zoneOperations.list, which the role does not grant.
+// Capacity and quota refusals (ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED) arrive in the finished
+// operation's `error`, not as HTTP errors (Compute Engine API reference, "Handling API responses"),
 // so create waits for it (zoneOperations.wait, bounded) and throws what it says.
 import {GoogleAuth} from 'google-auth-library'
 
+import {requireMetadataEnv} from '../../stand-in.js'
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyGoogleError} from './failures.js'
@@ -46,7 +49,11 @@ export interface ComputeApiOptions {
   subnetwork: string
   /** The compute nodes' network tag (the firewall lets cluster traffic in by it). */
   networkTag: string
-  /** TESTS ONLY: the doubles' root URLs (cloud-node-config.ts): api stands for https://compute.googleapis.com. */
+  /**
+   * A stand-in's (stand-in.ts): `api` stands for https://compute.googleapis.com; `metadata` for the
+   * metadata server, which google-auth-library (gcp-metadata) finds only through GCE_METADATA_HOST —
+   * the environment must say it.
+   */
   endpoints?: {api?: string; metadata?: string}
   /** Labels naming the image an instance boots (the image builder counts nodes per image by them). */
   imageLabels?(imageId: string): Record<string, string>
@@ -104,8 +111,7 @@ export const labelValue = (v: string) => v.toLowerCase().replace(/[^a-z0-9_-]/g,
 export const sourceImage = (project: string, imageId: string) => (imageId.includes('/') ? imageId : `projects/${project}/global/images/${imageId}`)
 
 export function googleComputeApi(o: ComputeApiOptions): CloudApi {
-  // The metadata server's address must be set before the library looks for credentials (notes §3.2).
-  if (o.endpoints?.metadata) process.env.GCE_METADATA_HOST = new URL(o.endpoints.metadata).host
+  requireMetadataEnv(o, 'GCE_METADATA_HOST', (url) => new URL(url).host)
   // projectId given: the library would otherwise look for it (env, gcloud, metadata) on every run.
   const auth = new GoogleAuth({scopes: [SCOPE], projectId: o.project})
   const zoneBase = `${(o.endpoints?.api ?? COMPUTE_ROOT).replace(/\/$/, '')}/compute/v1/projects/${o.project}/zones/${o.zone}`

@@ -1,5 +1,5 @@
 // Compute Engine's errors → the six failure classes (node-failures.ts). Three shapes reach a driver
-// (notes §3.2):
+// (Compute Engine API reference, "Handling API responses" and "Errors"; gaxios and google-gax):
 //   - a finished operation that failed (not thrown): `{error: {errors: [{code, message}]},
 //     httpErrorStatusCode}` — codes like ZONE_RESOURCE_POOL_EXHAUSTED (503) or QUOTA_EXCEEDED (403);
 //   - @google-cloud/compute 6 / gaxios: `code` (or `status`) = HTTP status, the JSON error body in

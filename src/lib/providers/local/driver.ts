@@ -15,7 +15,9 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpath
 import {basename, join} from 'node:path'
 
 import {spawnDetached} from '../../tools/exec.js'
-import type {CloudInstance, NodeDriver, NodeOutcome, NodeSpec} from '../types.js'
+import {checkSection} from '../driver-section.js'
+import type {CloudInstance, NodeDriver, NodeDriverFactory, NodeOutcome, NodeSpec} from '../types.js'
+import {localNodeConfig} from './node-config.js'
 import {pidAlive, sleep} from '../../proc.js'
 
 export interface LocalDriverOptions {
@@ -149,6 +151,10 @@ function hostUptimeSeconds(): number {
 
 /** Node names are ours (cluster id, shape, number): still, refuse anything that could be a path. */
 const SAFE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+/** The node programs' local driver: cluster.json's cluster and paths, its section's overrides on top (confPath is the file's). */
+export const localNodeDriver: NodeDriverFactory = ({cluster, sharedDir, confPath, section}) =>
+  localDriver({cluster, sharedDir, ...checkSection('local', localNodeConfig.schema, section), confPath})
 
 export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDriver {
   const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}

@@ -40,10 +40,7 @@ export const localModule: ProviderModule<'local', LocalNodeConfig> = {
   flags: {
     force: {kind: 'boolean', description: 'take over this machine even though a Slurm controller citc did not make is running'},
   },
-  async nodeDriver() {
-    const {localDriver} = await import('./driver.js')
-    return localDriver
-  },
+  nodeDriver: async () => (await import('./driver.js')).localNodeDriver,
   async imageBuilder() {
     const {localImageBuilder} = await import('./image-builder.js')
     return localImageBuilder

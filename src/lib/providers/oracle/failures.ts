@@ -1,7 +1,7 @@
 // OCI's errors → the six failure classes (node-failures.ts). oci-sdk throws an OciError with
-// `statusCode`, `serviceCode` and `message` (notes §3.3); capacity is a 500 InternalError whose message
-// is "Out of host capacity." — so the message is read before the status, or the SDK's own retry
-// condition's view (500 = retry, §3.3) would loop on it.
+// `statusCode`, `serviceCode` and `message` (OCI API reference, "API Errors"); capacity is a 500
+// InternalError whose message is "Out of host capacity." — so the message is read before the status,
+// or the SDK's own retry condition's view (500 = retry) would loop on it.
 //
 // Checked against what oci-common 2.139.1 really throws at the fake OCI (test/lib/providers/oracle/):
 // service errors are OciError {statusCode, serviceCode, message} as above; but a call that never got an

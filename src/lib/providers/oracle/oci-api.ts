@@ -1,8 +1,8 @@
 // Oracle Cloud's CloudApi (cloud-driver.ts) over oci-core's ComputeClient: list, launch and terminate
-// the cluster's compute instances. The only file that imports the OCI SDK (≈0.9 s to load, notes §4):
+// the cluster's compute instances. The only file that imports the OCI SDK (≈0.9 s to load):
 // the node programs reach it through driver.ts, imported when a driver is asked for.
 //
-// What the SDK is told, and why (notes §3.3):
+// What the SDK is told, and why:
 //   retries   none (NoRetryConfigurationDetails, explicit although it is already the default of the
 //             three calls): the driver retries throttled/transient itself within its budget, and the
 //             SDK's own condition would retry "Out of host capacity" (a 500) as if it were transient.
@@ -15,8 +15,8 @@
 //             failure once, classified, to the elastic log. Any other console output passes through.
 //   auth      instance principals — the management node's dynamic group (templates/terraform/oracle/
 //             iam.tf): the certificate from the metadata service, a session token from the auth
-//             service. Tests point both at the fake OCI (test/doubles/cloud-api/oci.ts) through the section's
-//             test-only endpoints: `metadata` is the metadata base URL, and when `api` is set the auth
+//             service. Tests point both at the fake OCI (test/doubles/cloud-api/oci.ts) through a stand-in's
+//             endpoints (src/lib/stand-in.ts): `metadata` is the metadata base URL, and when `api` is set the auth
 //             service is asked there too (one fake plays Core API and auth service).
 import {generateKeyPairSync} from 'node:crypto'
 
@@ -79,11 +79,11 @@ export class OtherAdError extends Error {
 
 export interface OciApiOptions {
   cluster: string
-  section: Pick<OracleNodeConfig, 'region' | 'compartmentId' | 'availabilityDomain' | 'adNumber' | 'subnetId' | 'endpoints'>
-  /** Per-request time limit (default 60 s; tests shorten it). */
+  section: Pick<OracleNodeConfig, 'region' | 'compartmentId' | 'availabilityDomain' | 'adNumber' | 'subnetId'>
+  /** A stand-in's (stand-in.ts): the fake OCI's Core API and auth service (`api`) and metadata service. */
+  endpoints?: {api?: string; metadata?: string}
+  /** Per-request time limit (default 60 s; a stand-in may shorten it). */
   requestTimeoutMs?: number
-  /** Tests only: an auth provider made elsewhere instead of instance principals. */
-  auth?: common.AuthenticationDetailsProvider
 }
 
 const STATE: Record<string, CloudInstance['state'] | undefined> = {
@@ -130,24 +130,24 @@ class OneKeySession {
  */
 const principals = new Map<string, Promise<common.AuthenticationDetailsProvider>>()
 
-function instancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
-  const key = `${section.endpoints?.metadata ?? ''} ${section.endpoints?.api ?? ''}`
+function instancePrincipal(endpoints: OciApiOptions['endpoints']): Promise<common.AuthenticationDetailsProvider> {
+  const key = `${endpoints?.metadata ?? ''} ${endpoints?.api ?? ''}`
   let p = principals.get(key)
   if (!p) {
-    p = buildInstancePrincipal(section)
+    p = buildInstancePrincipal(endpoints)
     principals.set(key, p)
     p.catch(() => principals.delete(key))
   }
   return p
 }
 
-async function buildInstancePrincipal(section: OciApiOptions['section']): Promise<common.AuthenticationDetailsProvider> {
+async function buildInstancePrincipal(endpoints: OciApiOptions['endpoints']): Promise<common.AuthenticationDetailsProvider> {
   const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
   // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
   // pair matches in what the SDK calls (getPublic, getPrivate).
   ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession(await takeSessionKey())
-  if (section.endpoints?.metadata) builder.metadataBaseUrl = section.endpoints.metadata
-  if (section.endpoints?.api) builder.federationEndpoint = new URL(section.endpoints.api).origin
+  if (endpoints?.metadata) builder.metadataBaseUrl = endpoints.metadata
+  if (endpoints?.api) builder.federationEndpoint = new URL(endpoints.api).origin
   return builder.build()
 }
 
@@ -166,7 +166,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
   const compute = () =>
     (client ??= (async () => {
       quietSdkConsole()
-      const auth = o.auth ?? (await instancePrincipal(section))
+      const auth = await instancePrincipal(o.endpoints)
       const c = new core.ComputeClient(
         {authenticationDetailsProvider: auth},
         {
@@ -174,7 +174,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
           circuitBreaker: new common.CircuitBreaker({timeout: o.requestTimeoutMs ?? 60_000, errorThresholdPercentage: 100, volumeThreshold: Number.MAX_SAFE_INTEGER, resetTimeout: 1000}),
         },
       )
-      if (section.endpoints?.api) c.endpoint = section.endpoints.api
+      if (o.endpoints?.api) c.endpoint = o.endpoints.api
       else c.regionId = section.region
       return c
     })().catch((error: unknown) => {

@@ -1,6 +1,6 @@
 // The RSA pair an instance principal's session token is bound to, started before the OCI SDK loads.
 // Generating it takes 0.2–0.6 s of CPU on a small machine and loading oci-core/oci-common ≈0.6 s more
-// (notes §4); generateKeyPair runs on libuv's thread pool, so started first (index.ts nodeDriver) it
+// (bench/node-cold-start.ts measures the whole); generateKeyPair runs on libuv's thread pool, so started first (index.ts nodeDriver) it
 // is made while the SDK's modules load, instead of after. node:crypto only: this file is loaded by
 // the node programs before the SDK.
 import {generateKeyPair} from 'node:crypto'

@@ -1,12 +1,10 @@
 // `citc add-user` on a cluster: the users asked for (flags, a --from file, or questions on a
 // terminal), checked and their keys fetched before anything else; then, under the cluster's lock,
 // made on its management node by createUsers (create-users.ts), all or nothing.
-import {input} from '@inquirer/prompts'
-
 import {clusterRegistry} from '../../cluster/registry.js'
 import {readInputFile} from '../../config/input-file.js'
 import {usageError} from '../../errors.js'
-import type {Io} from '../../io.js'
+import {promptsOf, type Io} from '../../io.js'
 import type {KeyOptions} from '../../users/keys.js'
 import {parseUsersFile, prepareUsers, type PreparedUser, requestFromFlags, type UserRequest} from '../../users/request.js'
 import {personNameProblem, usernameProblem} from '../../users/validate.js'
@@ -41,7 +39,7 @@ export interface AddUserResult {
 async function ask(io: Io, current: string | undefined, flag: string, message: string, validate: (v: string) => string | undefined): Promise<string> {
   if (current !== undefined) return current
   if (!io.interactive) throw usageError(`${flag} is required (there is no terminal to ask on)`, `pass ${flag}`)
-  return input({message, validate: (v) => validate(v) ?? true})
+  return promptsOf(io).input({message, validate: (v) => validate(v) ?? true})
 }
 
 export async function gatherRequests(io: Io, u: Omit<AddUserInput, 'cluster' | 'wait'>): Promise<UserRequest[]> {

@@ -7,13 +7,12 @@ import {resolve} from 'node:path'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {HOST_KEY_FINGERPRINT, type ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, InvalidInputError, remoteError, usageError} from '../../errors.js'
-import {type Io} from '../../io.js'
+import {promptsOf, type Io} from '../../io.js'
 import {managedHere} from '../../cluster/management-node.js'
 import type {Provider} from '../../providers/registry.js'
 import {Controller} from '../../slurm/controller.js'
 import {connectSsh, fetchHostKeyFingerprint} from '../../transport/ssh/index.js'
 import {withManagementNode} from '../management-session.js'
-import {confirm} from '@inquirer/prompts'
 
 export interface ClusterAddInput {
   name: string
@@ -62,7 +61,7 @@ export async function addCluster(io: Io, input: ClusterAddInput, dataDir: string
       )
     }
   } else if (io.interactive) {
-    const ok = await confirm({
+    const ok = await promptsOf(io).confirm({
       message: `The host key of ${input.host}:${input.port} is ${seen.algorithm} ${seen.fingerprint}. Is this the management node's key?`,
       default: false,
     })

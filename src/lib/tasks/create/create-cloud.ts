@@ -23,7 +23,8 @@
 // plain re-run's reset: destroy trusts its absence to forget a cluster without Terraform.
 //
 // A stand-in management node (the tests' sshd on loopback) is reached through CreateCloudOptions.
-// standIn — set by create's hidden flags, never by the environment or by Terraform outputs.
+// standIn — set by create's hidden --stand-in file (src/lib/stand-in.ts), never by the environment or
+// by Terraform outputs.
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -32,6 +33,7 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import {CitcError, usageError, withRetry} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import {terraformEnvFor} from '../../providers/cloud-cluster.js'
+import type {ManagementNodeStandIn} from '../../stand-in.js'
 import type {CloudProvider} from '../../providers/cloud.js'
 import {cloudModule} from '../../providers/registry.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
@@ -51,18 +53,9 @@ import {registerNew, updateExisting} from './register-cloud-cluster.js'
 /**
  * A management node that is not the machine Terraform made: the tests' sshd on loopback (a free
  * port, this machine's own filesystem, whose services management.yml would reconfigure). Given by
- * create's hidden flags (--mgmt-ssh-port, --mgmt-prefix, --mgmt-playbook); users never need them.
+ * create's hidden --stand-in file (its managementNode); users never need it.
  */
-export interface StandInManagementNode {
-  /** SSH port instead of 22 (recorded in cluster.yaml, so every later command uses it too). */
-  sshPort?: number
-  /** Where citc is installed instead of DEFAULT_REMOTE_PREFIX. */
-  citcPrefix?: string
-  /** A playbook file here, uploaded and run instead of management.yml. */
-  playbook?: string
-  /** The image builds' files on the node (work dir, images.json, compute host keys, munge key) under this directory instead of /. */
-  imageRoot?: string
-}
+export type StandInManagementNode = ManagementNodeStandIn
 
 export interface CreateCloudOptions {
   name: string

@@ -25,7 +25,7 @@ import {createImageContext} from '../rebuild-image/rebuild-image.js'
 import {clusterWorkflow, type Step} from '../workflow.js'
 import {applyLimits, configureManagementNode, type ManagementContext} from './management-steps.js'
 
-const SHARED_DIR = '/mnt/shared'
+export const SHARED_DIR = '/mnt/shared'
 export const LOCAL_CONF_PATH = `${SHARED_DIR}/etc/slurm/slurm.conf`
 const DEFAULT_SUSPEND_TIME = 60
 

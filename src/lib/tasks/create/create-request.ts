@@ -41,7 +41,7 @@ export interface CreateRequest extends CreateSettings {
   configFile?: string
   resume: boolean
   planOnly: boolean
-  /** Clouds: a stand-in management node (the tests' sshd on loopback), from create's hidden flags. */
+  /** Clouds: a stand-in management node (the tests' sshd on loopback), from create's hidden --stand-in file. */
   standIn: StandInManagementNode
 }
 

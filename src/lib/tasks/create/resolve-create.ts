@@ -67,7 +67,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
   if (providerModule(provider).managementNode === 'this-machine') {
     if (request.planOnly) throw usageError(`--plan-only is for cloud providers (there is no Terraform plan for ${provider})`)
     const {sshPort, citcPrefix, playbook, imageRoot} = request.standIn
-    if (sshPort || citcPrefix || playbook || imageRoot) throw usageError('--mgmt-ssh-port, --mgmt-prefix, --mgmt-playbook and --mgmt-image-root are for cloud providers')
+    if (sshPort || citcPrefix || playbook || imageRoot) throw usageError("--stand-in's managementNode is for cloud providers")
     const input = await resolveLocalCreate(io, {
       name,
       // A local cluster that exists keeps the limits it was made with, unless this run gives some.

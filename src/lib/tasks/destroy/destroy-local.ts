@@ -14,7 +14,7 @@ import {providerModule} from '../../providers/registry.js'
 import {realContext} from '../../providers/types.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
-import {playbookVars} from '../create/create-local.js'
+import {playbookVars, SHARED_DIR} from '../create/create-local.js'
 import {driverFor, elasticLogger, readNodeHostConfig} from '../node/node-programs.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
@@ -22,10 +22,10 @@ import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 async function nodeDriver(record: ClusterRecord) {
   try {
     return await driverFor(readNodeHostConfig())
-  } catch (error) {
+  } catch {
+    // cluster.json is gone: what it said, from the record (its overrides of the driver's settings are lost with it).
     const driver = await providerModule(record.provider).nodeDriver()
-    if (!driver) throw error
-    return driver({})
+    return driver({cluster: record.name, sharedDir: SHARED_DIR, confPath: record.slurm.confPath, section: {}})
   }
 }
 

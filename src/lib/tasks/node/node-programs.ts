@@ -8,36 +8,31 @@ import {dirname} from 'node:path'
 
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
-import {isProvider, providerModule} from '../../providers/registry.js'
+import {providerModule} from '../../providers/registry.js'
 import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../../providers/types.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {expandHostlist} from '../../slurm/hostlist.js'
 import {featureValue} from '../../slurm/nodes.js'
+import {readStandInFile, type StandIn} from '../../stand-in.js'
 import {localTransport} from '../../transport/local.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
 export type NodeHostConfig = ManagementContract
 
-/** The node programs' cluster.json: /etc/citc/cluster.json, or CITC_NODE_CONFIG's. */
-export function readNodeHostConfig(path = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON): NodeHostConfig {
-  return readManagementContractFile(path)
-}
-
-/** The provider module's node driver (imported now: only a node program needs it), or one that says there is none. */
-export async function driverFor(cfg: NodeHostConfig): Promise<NodeDriver> {
-  const make = isProvider(cfg.provider) ? await providerModule(cfg.provider).nodeDriver() : undefined
-  // The cluster and its shared filesystem are every driver's to know (local boots images from them); the section may override.
-  return make ? make({cluster: cfg.name, sharedDir: cfg.sharedDir, ...cfg.driver, confPath: cfg.confPath}) : missingDriver(cfg.provider)
+/** The node programs' cluster.json: /etc/citc/cluster.json, or a stand-in's (stand-in.ts). */
+export function readNodeHostConfig(standIn?: StandIn): NodeHostConfig {
+  return readManagementContractFile(standIn?.clusterJson ?? CLUSTER_JSON)
 }
 
 /**
- * A provider without a driver (the cloud ones, for now): every node fails with the reason, so the
- * failure is logged and reported to Slurm like any failed start, not thrown before either.
+ * The provider module's node driver (imported now: only a node program needs it). cluster.json names
+ * a provider of this citc (its schema has one variant per module), and every module has a driver.
+ * A stand-in's driver part wins over cluster.json's, field by field.
  */
-function missingDriver(provider: string): NodeDriver {
-  const error = `citc has no node driver for provider ${provider} yet: it cannot start or stop ${provider} machines`
-  const fail = async (nodes: NodeSpec[]) => nodes.map((n) => ({name: n.name, ok: false, error}))
-  return {resume: fail, suspend: fail, list: async () => [], terminate: async (instances) => fail(instances.map((i) => ({name: i.name, shape: 'unknown'})))}
+export async function driverFor(cfg: NodeHostConfig, standIn?: StandIn): Promise<NodeDriver> {
+  const make = await providerModule(cfg.provider).nodeDriver()
+  const driverStandIn = cfg.standIn?.driver || standIn?.driver ? {...cfg.standIn?.driver, ...standIn?.driver} : undefined
+  return make({cluster: cfg.name, sharedDir: cfg.sharedDir, confPath: cfg.confPath, section: cfg.driver, standIn: driverStandIn})
 }
 
 export function elasticLogger(file: string, program: string) {
@@ -64,14 +59,14 @@ export const PROGRAM_BUDGET_MS: Record<NodeProgram, number> = {resume: 300_000, 
 const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
 
 /** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
-function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
-  const file = process.env.CITC_NODE_CONFIG ?? CLUSTER_JSON
+function configOrLog(program: NodeProgram, hostlist: string, standIn?: StandIn): NodeHostConfig {
+  const file = standIn?.clusterJson ?? CLUSTER_JSON
   try {
-    return readNodeHostConfig(file)
+    return readManagementContractFile(file)
   } catch (error) {
     const hint = error instanceof CitcError && error.hint ? ` (Try: ${error.hint})` : ''
     try {
-      // The cluster's own file only (another one, CITC_NODE_CONFIG's, belongs to no cluster's log), and
+      // The cluster's own file only (a stand-in's belongs to no cluster's log), and
       // only on a management node (the role made the directory): never create it anywhere else.
       if (file === CLUSTER_JSON && existsSync(dirname(DEFAULT_ELASTIC_LOG))) {
         elasticLogger(DEFAULT_ELASTIC_LOG, `citc-node-${program}`)(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}${hint}`)
@@ -83,8 +78,9 @@ function configOrLog(program: NodeProgram, hostlist: string): NodeHostConfig {
   }
 }
 
-export async function runNodeProgram(program: NodeProgram, hostlist: string, cfg = configOrLog(program, hostlist), given?: NodeDriver) {
-  const driver = given ?? (await driverFor(cfg))
+export async function runNodeProgram(program: NodeProgram, hostlist: string, standIn?: StandIn) {
+  const cfg = configOrLog(program, hostlist, standIn)
+  const driver = await driverFor(cfg, standIn)
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
   const ctx = realContext(log, PROGRAM_BUDGET_MS[program])
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})
@@ -142,9 +138,10 @@ async function reportFailedStarts(controller: Controller, failed: NodeOutcome[],
  * stderr, its exit code), and exit 1 when no node could be handled. Used by bin/run.js's fast path and
  * by the oclif command, so both behave the same.
  */
-export async function nodeProgramMain(program: NodeProgram, hostlist: string, write = (m: string) => process.stderr.write(m)): Promise<number> {
+export async function nodeProgramMain(program: NodeProgram, hostlist: string, standInFile?: string, write = (m: string) => process.stderr.write(m)): Promise<number> {
   try {
-    const outcomes = await runNodeProgram(program, hostlist)
+    const standIn = standInFile === undefined ? undefined : readStandInFile(standInFile)
+    const outcomes = await runNodeProgram(program, hostlist, standIn)
     // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
     return outcomes.length > 0 && outcomes.every((o) => !o.ok) ? 1 : 0
   } catch (error) {

@@ -20,6 +20,7 @@ import {ec2Fault, type FakeEc2, startFakeEc2} from '../../../doubles/cloud-api/e
 import {FAKE_IMDS_CREDENTIALS} from '../../../doubles/cloud-api/imds.js'
 import {awsPolicyStatements} from './iam-policy.js'
 import {fakeDriverContext} from '../../../doubles/clock.js'
+import {driverInput} from '../../../helpers/driver-input.js'
 
 const CLUSTER = 'demo'
 const ZONE = 'eu-west-2a'
@@ -62,6 +63,8 @@ const seen: Array<{op: string; body: URLSearchParams; status: number}> = []
 let fake: FakeEc2
 beforeEach(async () => {
   fake = await startFakeEc2()
+  // The SDK finds its metadata service only here; the stand-in's endpoint must agree (src/lib/stand-in.ts).
+  process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = fake.metadataUrl
 })
 afterEach(async () => {
   for (const r of fake.requests) if (!r.op.startsWith('imds:')) seen.push({op: r.op, body: new URLSearchParams(r.body), status: r.status})
@@ -92,7 +95,7 @@ function section(extra: Record<string, unknown> = {}) {
 
 const testClock = fakeDriverContext
 
-const driver = (extra?: Record<string, unknown>): NodeDriver => awsDriver(section(extra))
+const driver = (extra?: Record<string, unknown>): NodeDriver => awsDriver(driverInput(section(extra)))
 const runs = () => fake.requests.filter((r) => r.op === 'RunInstances')
 const params = (r: {body: string}) => new URLSearchParams(r.body)
 
@@ -102,7 +105,7 @@ describe('the aws module', () => {
   })
 
   it('refuses a section it cannot drive with, naming the fields', () => {
-    expect(() => awsDriver({...section(), subnetId: '', zone: undefined})).toThrow(/aws section of cluster\.json cannot drive nodes: .*zone.*subnetId|subnetId.*zone/)
+    expect(() => awsDriver(driverInput({...section(), subnetId: '', zone: undefined}))).toThrow(/aws section of cluster\.json cannot drive nodes: .*zone.*subnetId|subnetId.*zone/)
   })
 })
 
@@ -139,7 +142,7 @@ describe('resume', () => {
       const p = params(r)
       expect([p.get('MinCount'), p.get('MaxCount')]).toEqual(['1', '1'])
       expect(p.has('IamInstanceProfile.Arn') || p.has('IamInstanceProfile.Name')).toBe(false)
-      // The SDK's own retries are off: the driver decides (notes §3.1).
+      // The SDK's own retries are off (maxAttempts 1): the driver decides.
       expect(r.headers['amz-sdk-request']).toBe('attempt=1; max=1')
     }
     expect(fake.instances[0]!.clientToken).not.toBe(fake.instances[1]!.clientToken)
@@ -334,7 +337,10 @@ describe('credentials', () => {
 })
 
 describe('the fake EC2 behaves as the driver relies on EC2 to', () => {
-  const api = (f: FakeEc2) => ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 'subnet-0abc', securityGroupId: 'sg-0abc', endpoints: {api: f.url, metadata: f.metadataUrl}})
+  const api = (f: FakeEc2) => {
+    process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = f.metadataUrl // this fake's own metadata service (saved and restored above)
+    return ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 'subnet-0abc', securityGroupId: 'sg-0abc', endpoints: {api: f.url, metadata: f.metadataUrl}})
+  }
   const launch = {token: '6f1c2a3b-0000-4000-a000-000000000001', imageId: AMI.x86_64, userData: '#!/bin/sh\n# citc-node: demo-c5-0001\n'}
 
   it('the same ClientToken twice is the same instance (a lost answer retried launches nothing more)', async () => {

@@ -15,6 +15,7 @@ import {startFakeGce, type FakeGce} from '../../../doubles/cloud-api/gce.js'
 import {startFakeMetadata, type FakeMetadata} from '../../../doubles/cloud-api/gce-metadata.js'
 import type {FakeInstance} from '../../../doubles/cloud-api/types.js'
 import {fakeDriverContext} from '../../../doubles/clock.js'
+import {driverInput} from '../../../helpers/driver-input.js'
 
 const PROJECT = 'citc-test-project'
 const ZONE = 'europe-west4-a'
@@ -49,6 +50,8 @@ beforeAll(async () => {
   )
   // One metadata server for the file: google-auth-library's metadata detection is cached per process.
   metadata = await startFakeMetadata({project: PROJECT})
+  // google-auth-library finds its metadata server only here; the stand-in's endpoint must agree (src/lib/stand-in.ts).
+  vi.stubEnv('GCE_METADATA_HOST', new URL(metadata.url).host)
 })
 
 afterAll(async () => {
@@ -100,7 +103,7 @@ const ours = (name: string, extra: Partial<FakeInstance> = {}) => gce.add({name,
 describe('google driver: resume', () => {
   it('launches one instance per node: name, labels, tag, image per architecture, user-data, no identity, no public address', async () => {
     const {ctx} = fakeContext()
-    const outcomes = await googleDriver(section()).resume([node('demo-n2-standard-2-0001'), node('demo-t2a-standard-2-0001', 't2a-standard-2', 'arm64')], ctx)
+    const outcomes = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0001'), node('demo-t2a-standard-2-0001', 't2a-standard-2', 'arm64')], ctx)
     expect(outcomes).toEqual([
       {name: 'demo-n2-standard-2-0001', ok: true, instanceId: gce.instances[0].id, privateIp: gce.instances[0].privateIp, attempts: 1},
       {name: 'demo-t2a-standard-2-0001', ok: true, instanceId: gce.instances[1].id, privateIp: gce.instances[1].privateIp, attempts: 1},
@@ -131,7 +134,7 @@ describe('google driver: resume', () => {
 
   it('takes its credentials from the metadata server (the attached service account) and sends them as Bearer', async () => {
     const {ctx} = fakeContext()
-    await googleDriver(section()).resume([node('demo-n2-standard-2-0002')], ctx)
+    await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0002')], ctx)
     expect(metadata.tokens.length).toBeGreaterThan(0)
     for (const r of gce.requests) expect(metadata.tokens).toContain(String(r.headers.authorization).replace(/^Bearer /, ''))
     const tokenCalls = metadata.requests.filter((r) => r.path.startsWith('/computeMetadata/v1/instance/service-accounts/default/token'))
@@ -143,7 +146,7 @@ describe('google driver: resume', () => {
     const running = ours('demo-n2-standard-2-0003')
     const pending = ours('demo-n2-standard-2-0004', {state: 'pending', launchedAt: Date.now() + 60_000})
     const {ctx} = fakeContext()
-    const outcomes = await googleDriver(section()).resume([node(running.name), node(pending.name), node('demo-n2-standard-2-0005')], ctx)
+    const outcomes = await googleDriver(driverInput(section())).resume([node(running.name), node(pending.name), node('demo-n2-standard-2-0005')], ctx)
     expect(outcomes.slice(0, 2)).toEqual([
       {name: running.name, ok: true, adopted: true, instanceId: running.id, privateIp: running.privateIp, attempts: 0},
       {name: pending.name, ok: true, adopted: true, instanceId: pending.id, privateIp: pending.privateIp, attempts: 0},
@@ -154,7 +157,7 @@ describe('google driver: resume', () => {
   it('retries a transient error with the same requestId and backoff delays, and makes one instance', async () => {
     gce.fail({op: 'insert', times: 2, status: 503, code: 'backendError', message: 'Backend Error'})
     const {ctx, sleeps} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0006')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0006')], ctx)
     expect(outcome).toMatchObject({ok: true, attempts: 3})
     expect(sleeps).toEqual([500, 1000])
     expect(new Set(inserts().map((r) => new URL(r.path, gce.url).searchParams.get('requestId'))).size).toBe(1)
@@ -178,7 +181,7 @@ describe('google driver: resume', () => {
   ])('throttling (%s) is retried, never reported as capacity', async (_label, status, code, message) => {
     gce.fail({op: 'insert', times: 3, status, code, message})
     const {ctx, sleeps, logs} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0008')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0008')], ctx)
     expect(outcome).toMatchObject({ok: true, attempts: 4})
     expect(sleeps).toEqual([500, 1000, 2000])
     expect(logs.filter((l) => /throttled/.test(l))).toHaveLength(3)
@@ -191,7 +194,7 @@ describe('google driver: resume', () => {
   ])('a %s refusal inside the finished operation (%s) fails the node at once, with the reason', async (cls, code, status) => {
     gce.fail({op: 'insert:operation', times: 1, status, code, message: `The zone '${ZONE}' does not have enough resources (fake)`})
     const {ctx, sleeps} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0009')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0009')], ctx)
     expect(outcome).toMatchObject({ok: false, attempts: 1, error: `citc: ${cls}: ${code} for n2-standard-2 in ${ZONE}`, failure: {class: cls, code}})
     expect(sleeps).toEqual([])
     expect(gce.instances).toHaveLength(0)
@@ -206,7 +209,7 @@ describe('google driver: resume', () => {
   ])('HTTP %s refusal (%i %s) fails the node after one attempt', async (cls, status, code, message) => {
     gce.fail({op: 'insert', times: 5, status, code, message})
     const {ctx, sleeps} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0010')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0010')], ctx)
     expect(outcome).toMatchObject({ok: false, attempts: 1, failure: {class: cls, code}})
     expect(outcome.error).toBe(`citc: ${cls}: ${code} for n2-standard-2 in ${ZONE}`)
     expect(sleeps).toEqual([])
@@ -215,7 +218,7 @@ describe('google driver: resume', () => {
   it('transient errors stop at the retry budget (120 s) and fail the node as transient', async () => {
     gce.fail({op: 'insert', times: 100, status: 503, code: 'backendError'})
     const {ctx, sleeps} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0011')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0011')], ctx)
     expect(outcome).toMatchObject({ok: false, failure: {class: 'transient', code: 'backendError'}})
     // 0.5 × min(20 s, 1 s · 2^n): 0.5, 1, 2, 4, 8, 10, 10, … while the sum stays within 120 s.
     expect(sleeps.slice(0, 7)).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000])
@@ -226,7 +229,7 @@ describe('google driver: resume', () => {
   it('partial failure: one shape out of capacity fails its node, the others start', async () => {
     gce.fail({op: 'insert:operation', times: 1, status: 503, code: 'ZONE_RESOURCE_POOL_EXHAUSTED', shape: 'c3-standard-88'})
     const {ctx} = fakeContext()
-    const outcomes = await googleDriver(section()).resume([node('demo-n2-standard-2-0012'), node('demo-c3-standard-88-0001', 'c3-standard-88'), node('demo-n2-standard-2-0013')], ctx)
+    const outcomes = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0012'), node('demo-c3-standard-88-0001', 'c3-standard-88'), node('demo-n2-standard-2-0013')], ctx)
     expect(outcomes.map((o) => [o.name, o.ok])).toEqual([
       ['demo-n2-standard-2-0012', true],
       ['demo-c3-standard-88-0001', false],
@@ -238,7 +241,7 @@ describe('google driver: resume', () => {
   it('a node without a compute image of its architecture fails with what to run, and launches nothing', async () => {
     writeFileSync(join(dir, 'x86-only.json'), JSON.stringify({version: 1, current: {x86_64: {name: 'a', version: '1', id: 'a'}}, inputs: {}}))
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section({imagesJson: join(dir, 'x86-only.json')})).resume([node('demo-t2a-standard-2-0002', 't2a-standard-2', 'arm64')], ctx)
+    const [outcome] = await googleDriver(driverInput(section({imagesJson: join(dir, 'x86-only.json')}))).resume([node('demo-t2a-standard-2-0002', 't2a-standard-2', 'arm64')], ctx)
     expect(outcome).toMatchObject({ok: false, error: `citc: config: NoImage(arm64) for t2a-standard-2 in ${ZONE}`})
     expect(inserts()).toHaveLength(0)
   })
@@ -246,7 +249,7 @@ describe('google driver: resume', () => {
   it('waits on the operation until DONE (each wait may return early)', async () => {
     gce.waitsBeforeDone = 2
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node('demo-n2-standard-2-0014')], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node('demo-n2-standard-2-0014')], ctx)
     expect(outcome.ok).toBe(true)
     expect(gce.requests.filter((r) => r.op === 'wait')).toHaveLength(3)
   })
@@ -255,7 +258,7 @@ describe('google driver: resume', () => {
     const mine = ours('demo-n2-standard-2-0015')
     gce.fail({op: 'list', times: 1000, status: 503, code: 'backendError'})
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node(mine.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node(mine.name)], ctx)
     expect(outcome).toMatchObject({ok: true, instanceId: mine.id, attempts: 1})
     expect(gce.requests.find((r) => r.op === 'insert')?.status).toBe(409)
     expect(gce.instances).toHaveLength(1)
@@ -265,7 +268,7 @@ describe('google driver: resume', () => {
     const mine = ours('demo-n2-standard-2-0018')
     gce.fail({op: 'list', times: 1000, status: 503, code: 'backendError'}, {op: 'insert:operation', times: 1, status: 409, code: 'RESOURCE_ALREADY_EXISTS'})
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node(mine.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node(mine.name)], ctx)
     expect(outcome).toMatchObject({ok: true, instanceId: mine.id, privateIp: mine.privateIp, attempts: 1})
     expect(gce.requests.filter((r) => r.op === 'get')).toHaveLength(1)
   })
@@ -273,7 +276,7 @@ describe('google driver: resume', () => {
   it("the name taken by another cluster's instance is a config failure, and that instance is left alone", async () => {
     const theirs = gce.add({name: 'demo-n2-standard-2-0016', tags: {cluster: 'other', type: 'compute'}})
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node(theirs.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node(theirs.name)], ctx)
     expect(outcome).toMatchObject({ok: false, attempts: 1, error: `citc: config: RESOURCE_ALREADY_EXISTS for n2-standard-2 in ${ZONE}`})
     expect(gce.requests.filter((r) => r.op === 'delete')).toHaveLength(0)
     expect(theirs.state).toBe('running')
@@ -282,7 +285,7 @@ describe('google driver: resume', () => {
   it('our stopped instance holding the name is deleted, and the node launched anew', async () => {
     const stopped = ours('demo-n2-standard-2-0017', {state: 'terminated'})
     const {ctx, sleeps} = fakeContext()
-    const [outcome] = await googleDriver(section()).resume([node(stopped.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).resume([node(stopped.name)], ctx)
     expect(outcome).toMatchObject({ok: true, attempts: 2})
     expect(sleeps).toEqual([500])
     expect(gce.requests.filter((r) => r.op === 'delete').map((r) => r.path)).toEqual([`/compute/v1/projects/${PROJECT}/zones/${ZONE}/instances/${stopped.name}`])
@@ -297,7 +300,7 @@ describe('google driver: suspend, list, terminate', () => {
     const otherProject = gce.add({name: mine.name, project: 'someone-else', tags: {cluster: CLUSTER, type: 'compute'}})
     const otherCluster = gce.add({name: 'demo-n2-standard-2-0021', tags: {cluster: 'demo2', type: 'compute'}})
     const {ctx} = fakeContext()
-    const outcomes = await googleDriver(section()).suspend([node(mine.name), node(otherCluster.name)], ctx)
+    const outcomes = await googleDriver(driverInput(section())).suspend([node(mine.name), node(otherCluster.name)], ctx)
     expect(outcomes).toEqual([
       {name: mine.name, ok: true, instanceId: mine.id, attempts: 1},
       {name: otherCluster.name, ok: true},
@@ -313,7 +316,7 @@ describe('google driver: suspend, list, terminate', () => {
     const mine = ours('demo-n2-standard-2-0022')
     gce.fail({op: 'delete', times: 1, status: 404, code: 'notFound'})
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).suspend([node(mine.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).suspend([node(mine.name)], ctx)
     expect(outcome).toMatchObject({ok: true, instanceId: mine.id})
   })
 
@@ -321,7 +324,7 @@ describe('google driver: suspend, list, terminate', () => {
     const mine = ours('demo-n2-standard-2-0023')
     gce.fail({op: 'delete', times: 1, status: 403, code: 'forbidden', message: "Required 'compute.instances.delete' permission"})
     const {ctx} = fakeContext()
-    const [outcome] = await googleDriver(section()).suspend([node(mine.name)], ctx)
+    const [outcome] = await googleDriver(driverInput(section())).suspend([node(mine.name)], ctx)
     expect(outcome).toMatchObject({ok: false, error: `citc: auth: forbidden terminating ${mine.id}`})
   })
 
@@ -332,7 +335,7 @@ describe('google driver: suspend, list, terminate', () => {
     const made = names.map((n, k) => ours(n, {state: (['pending', 'running', 'stopping', 'terminated', 'running'] as const)[k], launchedAt: Date.now() + (k === 0 ? 60_000 : 0)}))
     gce.add({name: 'demo-mgmt', tags: {cluster: CLUSTER, type: 'management'}})
     gce.add({name: 'x-n2-standard-2-0001', tags: {cluster: 'x', type: 'compute'}})
-    const listed = await googleDriver(section()).list()
+    const listed = await googleDriver(driverInput(section())).list()
     expect(listed.map((i) => [i.name, i.state])).toEqual([
       [names[0], 'pending'],
       [names[1], 'running'],
@@ -354,7 +357,7 @@ describe('google driver: suspend, list, terminate', () => {
 
   it('terminate (the watchdog) deletes the given instances by name', async () => {
     const mine = ours('demo-n2-standard-2-0024')
-    const driver = googleDriver(section())
+    const driver = googleDriver(driverInput(section()))
     const [listed] = await driver.list()
     const {ctx} = fakeContext()
     expect(await driver.terminate([listed], ctx)).toEqual([{name: mine.name, ok: true, instanceId: mine.id, attempts: 1}])
@@ -365,7 +368,7 @@ describe('google driver: suspend, list, terminate', () => {
 describe('google driver: settings and errors', () => {
   it('refuses a section that lacks what the driver needs, naming the fields', () => {
     const {subnetwork: _s, ...rest} = section()
-    expect(() => googleDriver(rest)).toThrow(/google section of cluster\.json cannot drive nodes: subnetwork: /)
+    expect(() => googleDriver(driverInput(rest))).toThrow(/google section of cluster\.json cannot drive nodes: subnetwork: /)
   })
 
   it("classifies what the real client throws (not only the notes' shapes)", async () => {

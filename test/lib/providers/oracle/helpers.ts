@@ -8,6 +8,7 @@ import {join} from 'node:path'
 import {oracleDriver} from '../../../../src/lib/providers/oracle/driver.js'
 import {FAKE_OCI, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import {fakeDriverContext} from '../../../doubles/clock.js'
+import {driverInput} from '../../../helpers/driver-input.js'
 
 export const CLUSTER = 'oc1test'
 export const IMAGE = {x86_64: 'ocid1.image.oc1.uk-london-1.computex86', arm64: 'ocid1.image.oc1.uk-london-1.computearm'}
@@ -21,7 +22,7 @@ export function imagesJson(current: Partial<Record<'x86_64' | 'arm64', string>> 
   return {file, remove: () => rmSync(dir, {recursive: true, force: true})}
 }
 
-/** What node-programs driverFor hands the factory: cluster, sharedDir, the section, confPath. */
+/** What node-programs driverFor hands the factory, flat (driverInput splits it): cluster, sharedDir, the section, a stand-in, confPath. */
 export function driverOptions(cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) {
   return {
     cluster: CLUSTER,
@@ -43,7 +44,7 @@ export function driverOptions(cloud: FakeOci, images: string, extra: Record<stri
   }
 }
 
-export const makeDriver = (cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) => oracleDriver(driverOptions(cloud, images, extra))
+export const makeDriver = (cloud: FakeOci, images: string, extra: Record<string, unknown> = {}) => oracleDriver(driverInput(driverOptions(cloud, images, extra)))
 
 /** A context on a fake clock (test/doubles/clock.ts), and the retry delays the driver logged per node. */
 export function fakeContext(budgetMs = 300_000) {

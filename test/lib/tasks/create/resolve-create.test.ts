@@ -77,7 +77,7 @@ describe('local', () => {
 
   it('refuses what only clouds take', async () => {
     expect((await refusal(plan({provider: 'local', planOnly: true}))).message).toMatch(/^--plan-only is for cloud providers/)
-    expect((await refusal(plan({provider: 'local', standIn: {sshPort: 2222}}))).message).toMatch(/^--mgmt-ssh-port, --mgmt-prefix, --mgmt-playbook and --mgmt-image-root are for cloud providers/)
+    expect((await refusal(plan({provider: 'local', standIn: {sshPort: 2222}}))).message).toMatch(/^--stand-in's managementNode is for cloud providers/)
     const e = await refusal(plan({provider: 'local', mgmtShape: 'x', sshTimeoutS: 30}))
     expect((e as InvalidInputError).problems).toEqual([
       {where: '--ssh-timeout', message: 'is for cloud providers, not local: leave it out'},

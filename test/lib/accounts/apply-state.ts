@@ -1,13 +1,13 @@
-// What slurmdbd holds after a plan's operations, simulated (pure): the check that a plan reaches the
-// file (re-planning gives an empty plan), and what `accounts apply --dry-run` can show. It copies the
+// What slurmdbd holds after a plan's operations, simulated (pure), for plan.test.ts: the check that
+// a plan reaches the file (re-planning from the simulated state gives an empty plan). It copies the
 // behaviour observed on slurmdbd 22.05: text stored in lower case, a new account's description
 // defaulting to its name and its organisation to its parent's name (its own under root), Fairshare 1
 // by default, a user's default account emptied when that association is deleted, a user with no
 // association left gone from Slurm altogether, and account records (their text) kept by `delete
 // account` and reused as they are by a later `add account`.
-import {storedText} from './names.js'
-import {type AccountOp, applyLimitChanges, type Change} from './ops.js'
-import {type AccountingState, type AccountState, ROOT_ACCOUNT} from './types.js'
+import {storedText} from '../../../src/lib/accounts/names.js'
+import {type AccountOp, type Change, SLURM_DEFAULT_FAIRSHARE, wallToMinutes} from '../../../src/lib/accounts/ops.js'
+import {type AccountingState, type AccountLimits, type AccountState, ROOT_ACCOUNT} from '../../../src/lib/accounts/types.js'
 
 export function applyToState(state: AccountingState, ops: readonly AccountOp[]): AccountingState {
   const accounts = new Map<string, AccountState>(state.accounts.map((a) => [a.name, {...a}]))
@@ -83,4 +83,32 @@ export function applyToState(state: AccountingState, ops: readonly AccountOp[]):
     defaultAccounts: Object.fromEntries(users.map((u) => [u, defaults[u]])),
     accountTexts: Object.fromEntries(Object.keys(texts).sort(byName).map((n) => [n, texts[n]])),
   }
+}
+
+/** The limits an account has once `changes` are applied (the inverse of limitChanges). */
+function applyLimitChanges(limits: AccountLimits, changes: readonly Change[]): AccountLimits {
+  const out: {-readonly [K in keyof AccountLimits]: AccountLimits[K]} = {...limits}
+  for (const c of changes) {
+    if (c.field === 'GrpTRESMins' || c.field === 'GrpTRES') {
+      const key = c.field === 'GrpTRESMins' ? 'grpTRESMins' : 'grpTRES'
+      const next: Record<string, number> = {...out[key]}
+      if (c.to === undefined) delete next[c.tres as string]
+      else next[c.tres as string] = Number(c.to)
+      out[key] = next
+      if (Object.keys(next).length === 0) delete out[key]
+    } else if (c.field === 'MaxJobs' || c.field === 'MaxSubmitJobs') {
+      const key = c.field === 'MaxJobs' ? 'maxJobs' : 'maxSubmitJobs'
+      if (c.to === undefined) delete out[key]
+      else out[key] = Number(c.to)
+    } else if (c.field === 'MaxWall') {
+      if (c.to === undefined) delete out.maxWall
+      else out.maxWall = wallToMinutes(c.to)
+    } else if (c.field === 'Fairshare') {
+      out.fairshare = c.to === undefined ? SLURM_DEFAULT_FAIRSHARE : c.to === 'parent' ? 'parent' : Number(c.to)
+    } else if (c.field === 'QOS') {
+      if (c.to === undefined) delete out.qos
+      else out.qos = c.to.split(',').sort()
+    }
+  }
+  return out
 }
