@@ -3,12 +3,12 @@
 // issue #19 item 0 was that nothing called gpuImageVars, so no image ever ran roles/nvidia_gpu.
 import {describe, expect, it} from 'vitest'
 
-import {gpuGroupsInConf} from '../../../src/lib/images/gpu.js'
-import type {ImageBuilder} from '../../../src/lib/providers/image-types.js'
-import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
-import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'
-import {type ImageContext, inputsStep} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
-import {MemoryTransport} from '../../doubles/memory-transport.js'
+import {gpuGroupsInConf} from '../../../../src/lib/images/gpu.js'
+import type {ImageBuilder} from '../../../../src/lib/providers/image-types.js'
+import type {ClusterRecord} from '../../../../src/lib/cluster/schema.js'
+import {generateFromLimits} from '../../../../src/lib/tasks/finish/generate-config.js'
+import {type ImageContext, inputsStep} from '../../../../src/lib/tasks/rebuild-image/image-steps.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 const CONF = '/mnt/shared/etc/slurm/slurm.conf'
 
