@@ -1,5 +1,5 @@
 // Which test file belongs to which vitest project, by what the file really starts. One list each for
-// integration and e2e; every other test file is unit. test/unit-projects.test.ts checks the lists
+// integration and e2e; every other test file is unit. test/projects.test.ts checks the lists
 // (every file in exactly one project, no daemon helper in a unit file).
 //
 //   unit         in-process, or short-lived tools run as the caller (sh, ssh-keygen, `scontrol show

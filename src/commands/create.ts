@@ -103,17 +103,8 @@ Ctrl-C, skipping the steps done.`
       standIn: flags['stand-in'] ? (readStandInFile(flags['stand-in']).managementNode ?? {}) : {},
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
-    // The workflow is the provider module's (where its management node is: resolveCreate asks it).
-    switch (plan.workflow) {
-      case 'this-machine': {
-        const {createLocal} = await import('../lib/tasks/create/create-local.js')
-        return createLocal(io, plan.local, this.config.dataDir)
-      }
-      case 'cloud-vm': {
-        const {createCloud} = await import('../lib/tasks/create/create-cloud.js')
-        return createCloud(io, plan.cloud, this.config.dataDir)
-      }
-    }
+    const {runCreate} = await import('../lib/tasks/create/run-create.js')
+    return runCreate(io, plan, this.config.dataDir)
   }
 }
 

@@ -33,19 +33,8 @@ what remains and can be run again.`
 
   async run() {
     const {clusterRegistry} = await import('../lib/cluster/registry.js')
-    const {providerModule} = await import('../lib/providers/registry.js')
-    const registry = clusterRegistry(this.config.dataDir)
-    const name = registry.resolveName(this.args.name ?? this.flags.cluster)
-    // The workflow is the provider module's: where its management node is.
-    switch (providerModule(registry.get(name).provider).managementNode) {
-      case 'this-machine': {
-        const {destroyLocal} = await import('../lib/tasks/destroy/destroy-local.js')
-        return destroyLocal(this.io(), name, this.config.dataDir, this.config.root)
-      }
-      case 'cloud-vm': {
-        const {destroyCloud} = await import('../lib/tasks/destroy/destroy-cloud.js')
-        return destroyCloud(this.io(), name, this.config.dataDir, {skipSweep: this.flags['skip-sweep']})
-      }
-    }
+    const {destroyCluster} = await import('../lib/tasks/destroy/destroy-cluster.js')
+    const name = clusterRegistry(this.config.dataDir).resolveName(this.args.name ?? this.flags.cluster)
+    return destroyCluster(this.io(), name, this.config.dataDir, this.config.root, {skipSweep: this.flags['skip-sweep']})
   }
 }

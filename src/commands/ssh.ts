@@ -36,8 +36,10 @@ is shown as it comes, and citc exits with the command's exit code. The command g
 
     if (command) {
       const json = this.jsonEnabled()
-      const r = await withManagementNode(record, {command: 'citc ssh', asRoot: false}, (transport) =>
+      const r = await withManagementNode(record, {command: 'citc ssh', asRoot: false}, (transport, signal) =>
         transport.run(command, {
+          // Ctrl-C signals the remote command too, not only the session.
+          signal,
           timeoutMs: 24 * 3600_000,
           onOutput: json ? undefined : (chunk, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(chunk),
         }),

@@ -24,7 +24,7 @@ const LIB = fileURLToPath(new URL('../../src/lib', import.meta.url))
  */
 const LAYERS: string[][] = [
   // Workflows: one folder per command; nodes/node-sync.ts's syncFromHost is the node sync program,
-  // which starts from cluster.json as tasks/node-programs.ts's do.
+  // which starts from cluster.json as tasks/node/node-programs.ts's do.
   ['tasks', 'nodes'],
   // What citc does on a cluster: accounts, users, usage, images.
   ['usage', 'accounts', 'users', 'images'],
@@ -44,7 +44,7 @@ const LAYERS: string[][] = [
   ['tools'],
   // The commands' base class (src/commands extend it); in src/lib only its types are imported.
   ['base-command.ts'],
-  // Leaves: each imports errors.ts at most (stand-in.ts: the test seams, when they land).
+  // Leaves: each imports errors.ts at most (stand-in.ts: the test seams).
   ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts', 'stand-in.ts'],
   ['errors.ts'],
 ]

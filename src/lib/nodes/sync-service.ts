@@ -35,12 +35,15 @@ export async function syncLoop(everyMs: number, once: () => Promise<unknown>, st
   return {stopped: true}
 }
 
-/** The service: `syncLoop` until SIGTERM (systemd's stop) or SIGINT; the handlers are removed afterwards. */
+/**
+ * The service: `syncLoop` until SIGTERM (systemd's stop) or SIGINT; the handlers are removed afterwards.
+ * Each handler is `once`: a second signal takes Node's default and ends a run that is stuck.
+ */
 export async function syncService(everyMs: number, once: () => Promise<unknown>): Promise<{stopped: true}> {
   const stop = new AbortController()
   const onSignal = () => stop.abort()
-  process.on('SIGTERM', onSignal)
-  process.on('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  process.once('SIGINT', onSignal)
   try {
     return await syncLoop(everyMs, once, stop.signal)
   } finally {

@@ -8,7 +8,6 @@ import type {CloudSettings, ClusterView} from './cluster-view.js'
 import {cloudModule, isCloud, type CloudProvider} from './registry.js'
 import type {CloudSweeper, SweepContext} from './sweep.js'
 
-export {isCloud} from './registry.js'
 
 /** The login user the image has before Terraform says (cloud-init authorizes the admin key for it). */
 export function defaultMgmtUser(imageOs: ImageOs | undefined): string {

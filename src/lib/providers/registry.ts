@@ -38,10 +38,6 @@ function isCloudModule(m: ProviderModule): m is CloudModule {
   return m.cloud !== undefined
 }
 
-export function isProvider(name: string): name is Provider {
-  return (PROVIDER_NAMES as readonly string[]).includes(name)
-}
-
 export function isCloud(name: string): name is CloudProvider {
   return (CLOUD_PROVIDER_NAMES as readonly string[]).includes(name)
 }

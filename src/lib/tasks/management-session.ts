@@ -39,6 +39,8 @@ export interface ManagementNodeOptions<T> extends SessionOptions {
   signal?: AbortSignal
   /** When the node cannot be reached: what to return instead of the connection's error (status shows what citc knows); may throw. */
   unreachable?: (error: unknown) => T
+  /** A failed close after a success is no error: the work is done (destroy's power-down must not report nodes it stopped as running). */
+  closeQuietly?: boolean
 }
 
 /**
@@ -79,6 +81,6 @@ async function inSession<T>(to: SessionTarget, o: ManagementNodeOptions<T>, sign
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort)
   }
-  await transport.close()
+  await (o.closeQuietly ? transport.close().catch(() => {}) : transport.close())
   return result
 }

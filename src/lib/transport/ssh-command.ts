@@ -14,7 +14,7 @@ export interface SshLogin {
 }
 
 export interface PinnedKnownHosts {
-  /** A known_hosts file holding the pinned host key only (transport/management.ts writeKnownHosts). */
+  /** A known_hosts file holding the pinned host key only (cluster/management.ts writeKnownHosts). */
   file: string
   /** Its key's algorithm ("ssh-ed25519"), when known. */
   algorithm?: string

@@ -47,6 +47,22 @@ describe('syncService', () => {
     expect(runs).toBeGreaterThanOrEqual(1)
     expect({SIGTERM: process.listenerCount('SIGTERM'), SIGINT: process.listenerCount('SIGINT')}).toEqual(before)
   })
+
+  it('a run stuck after the first signal leaves the second to Node’s default (its handler is gone at once)', async () => {
+    const before = process.listenerCount('SIGTERM')
+    let release!: () => void
+    let countAfterSignal = -1
+    const stuck = new Promise<void>((resolve) => (release = resolve))
+    const service = syncService(10, async () => {
+      process.emit('SIGTERM')
+      countAfterSignal = process.listenerCount('SIGTERM')
+      await stuck
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(countAfterSignal).toBe(before)
+    release()
+    expect(await service).toEqual({stopped: true})
+  })
 })
 
 describe('syncSettings and syncSummary', () => {

@@ -50,13 +50,6 @@ import {cloudImageContext} from './cloud-image-steps.js'
 import {applyLimits} from './management-steps.js'
 import {registerNew, updateExisting} from './register-cloud-cluster.js'
 
-/**
- * A management node that is not the machine Terraform made: the tests' sshd on loopback (a free
- * port, this machine's own filesystem, whose services management.yml would reconfigure). Given by
- * create's hidden --stand-in file (its managementNode); users never need it.
- */
-export type StandInManagementNode = ManagementNodeStandIn
-
 export interface CreateCloudOptions {
   name: string
   /** A new cluster's answers; undefined when continuing or re-running an existing one. */
@@ -68,7 +61,8 @@ export interface CreateCloudOptions {
   planOnly: boolean
   sshTimeoutS: number
   packageRoot: string
-  standIn?: StandInManagementNode
+  /** A management node that is not the machine Terraform made (the tests' sshd on loopback): create's hidden --stand-in. */
+  standIn?: ManagementNodeStandIn
 }
 
 /** Steps 3-6, after the confirmation. */

@@ -6,7 +6,7 @@
 // Light on purpose: the command imports it at load time (for its defaults), before any task runs.
 import type {ImageOs} from '../../providers/cloud-inputs.js'
 import type {Provider} from '../../providers/registry.js'
-import type {StandInManagementNode} from './create-cloud.js'
+import type {ManagementNodeStandIn} from '../../stand-in.js'
 
 /** How long create waits for SSH on a new management node (boot + cloud-init). */
 export const DEFAULT_SSH_TIMEOUT_S = 600
@@ -42,7 +42,7 @@ export interface CreateRequest extends CreateSettings {
   resume: boolean
   planOnly: boolean
   /** Clouds: a stand-in management node (the tests' sshd on loopback), from create's hidden --stand-in file. */
-  standIn: StandInManagementNode
+  standIn: ManagementNodeStandIn
 }
 
 type SettingField = Exclude<keyof CreateSettings, 'providerFlags'>

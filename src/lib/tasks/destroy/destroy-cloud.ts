@@ -191,7 +191,7 @@ async function powerDown(ctx: DestroyCloudContext, task: StepTask): Promise<void
   const unreachable = (error: unknown): never => {
     throw new Error(`the management node ${record.mgmt.host} cannot be reached (${firstLine(error)})`)
   }
-  await withManagementNode(record, {command: 'citc destroy', signal, readyTimeoutMs: 15_000, logFile: ctx.logFile('destroy'), unreachable}, async (root) => {
+  await withManagementNode(record, {command: 'citc destroy', signal, readyTimeoutMs: 15_000, logFile: ctx.logFile('destroy'), unreachable, closeQuietly: true}, async (root) => {
     const controller = new Controller(root, {confPath: record.slurm.confPath})
     if (!(await controller.ping())) throw new Error('slurmctld on the management node does not answer')
     const up = (await controller.nodes()).filter(isPoweredUp).map((n) => n.name)

@@ -4,20 +4,6 @@ import {editDistance} from '../../../src/lib/edit-distance.js'
 import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import {suggestShapes} from '../../../src/lib/shapes/suggest.js'
 
-describe('catalogueFor', () => {
-  it('returns the catalogue of each provider', () => {
-    expect(catalogueFor('aws').get('c5.xlarge')).toBeDefined()
-    expect(catalogueFor('google').get('n1-standard-1')).toBeDefined()
-    expect(catalogueFor('oracle').get('VM.Standard2.1')).toBeDefined()
-    expect(catalogueFor('local').get('local.small')).toBeDefined()
-  })
-
-  it('builds the local catalogue for a given host', () => {
-    const c = catalogueFor('local', {host: {cpus: 16, cores: 8, memoryMiB: 65536}})
-    expect(c.get('local.large')).toMatchObject({coresPerSocket: 8, memoryMiB: 32768})
-  })
-})
-
 describe('editDistance', () => {
   it('counts insertions, deletions, substitutions and adjacent swaps', () => {
     expect(editDistance('c5.xlarge', 'c5.xlarge')).toBe(0)
