@@ -29,6 +29,8 @@ export interface SlapdSandbox {
   log(): string
   /** Every entry under the base, as `ldapsearch -LLL` prints it (sorted by DN), for "unchanged" checks. */
   dump(): string
+  /** The entries matching `filter` with these attributes, as `ldapsearch -LLL` prints them (unwrapped LDIF). */
+  search(filter: string, attrs: string[]): string
   stop(): Promise<void>
 }
 
@@ -157,6 +159,7 @@ ou: Groups
         ldapJsonPath,
         pid: proc.pid!,
         log: () => stderr,
+        search: (filter, attrs) => ldap('ldapsearch', ['-LLL', '-o', 'ldif-wrap=no', '-D', adminDn, '-y', adminPasswordFile, '-b', baseDn, filter, ...attrs]),
         dump: () => {
           const out = ldap('ldapsearch', ['-LLL', '-o', 'ldif-wrap=no', '-D', adminDn, '-y', adminPasswordFile, '-b', baseDn, '(objectClass=*)', '*', '+'])
           // Sort entries by DN; drop operational attributes that change without a write (none do here, but be safe).

@@ -23,6 +23,7 @@ import {prepareUsers, requestFromFlags} from '../../../../src/lib/users/request.
 import {usernameProblem} from '../../../../src/lib/users/validate.js'
 import {type SlapdSandbox, startSlapd} from '../../../helpers/slapd.js'
 import {freePort} from '../../../helpers/slurm.js'
+import {citcRejection} from '../../../helpers/rejection.js'
 
 let s: SlapdSandbox
 let work: string
@@ -55,21 +56,12 @@ const base = (o: Partial<CreateUsersOptions> = {}): CreateUsersOptions => ({
 const prepare = (username: string, extra: {keys?: string[]; surname?: string; firstName?: string; account?: string} = {}) =>
   prepareUsers([requestFromFlags({username, firstName: extra.firstName ?? 'Test', surname: extra.surname ?? 'User', keys: extra.keys ?? [ed], account: extra.account})])
 
-function search(filter: string) {
-  return parseLdif(execFileSync('ldapsearch', ['-x', '-LLL', '-o', 'ldif-wrap=no', '-H', s.uri, '-D', s.adminDn, '-y', s.adminPasswordFile, '-b', s.baseDn, filter, '*'], {encoding: 'utf8'}))
-}
+const search = (filter: string) => parseLdif(s.search(filter, ['*']))
 
 /** Everything that add-user may change: the directory, and the homes. */
 const snapshot = () => ({ldap: s.dump(), homes: readdirSync(homeRoot).sort()})
 
-async function failure(p: Promise<unknown>): Promise<CitcError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(CitcError)
-  return error as CitcError
-}
+const failure = citcRejection
 
 /**
  * Fault injection: the real local Transport, except that the first command for which `when(argv)`

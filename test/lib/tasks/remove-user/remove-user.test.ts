@@ -12,7 +12,6 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {clusterRegistry} from '../../../../src/lib/cluster/registry.js'
-import {CitcError} from '../../../../src/lib/errors.js'
 import type {Io, Prompts} from '../../../../src/lib/io.js'
 import {createUsers} from '../../../../src/lib/tasks/add-user/create-users.js'
 import {removeUser, type RemoveUserOptions, runRemoveUser} from '../../../../src/lib/tasks/remove-user/remove-user.js'
@@ -23,6 +22,7 @@ import {Directory, readLdapConfig} from '../../../../src/lib/users/directory.js'
 import {parseLdif} from '../../../../src/lib/users/ldif.js'
 import {prepareUsers, requestFromFlags} from '../../../../src/lib/users/request.js'
 import {type SlapdSandbox, startSlapd} from '../../../helpers/slapd.js'
+import {citcRejection} from '../../../helpers/rejection.js'
 
 let s: SlapdSandbox
 let work: string
@@ -49,20 +49,11 @@ async function addUser(username: string, root = homeRoot): Promise<number> {
   return u.uid
 }
 
-function search(filter: string) {
-  return parseLdif(execFileSync('ldapsearch', ['-x', '-LLL', '-o', 'ldif-wrap=no', '-H', s.uri, '-D', s.adminDn, '-y', s.adminPasswordFile, '-b', s.baseDn, filter, 'dn'], {encoding: 'utf8'}))
-}
+const search = (filter: string) => parseLdif(s.search(filter, ['dn']))
 
 const snapshot = () => ({ldap: s.dump(), homes: readdirSync(homeRoot).sort()})
 
-async function failure(p: Promise<unknown>): Promise<CitcError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(CitcError)
-  return error as CitcError
-}
+const failure = citcRejection
 
 /**
  * A fake Slurm (test double) in front of the real local Transport: `squeue` lists `jobs` as
