@@ -1,8 +1,6 @@
 // The command lines of `citc ssh`, written once: the system ssh's arguments to reach a management
 // node with its pinned host key only (`citc ssh` runs them; create prints them, quoted by
 // shell-quote.ts), and the remote command a user gives after `--`.
-import {readFileSync} from 'node:fs'
-
 import {usageError} from '../errors.js'
 
 export interface SshLogin {
@@ -36,15 +34,6 @@ export function sshArgs(login: SshLogin, known: PinnedKnownHosts): string[] {
     '-p', String(login.port),
     `${login.user}@${login.host}`,
   ]
-}
-
-/** The algorithm of the key in a known_hosts file citc wrote ("host ALGORITHM KEY"), if it can be read. */
-export function knownHostsAlgorithm(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8').trim().split(/\s+/)[1]
-  } catch {
-    return undefined
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import type {ClusterRecord} from '../../cluster/schema.js'
 import type {CloudProvider} from '../../providers/cloud.js'
 import type {PlanSummary, Terraform, TerraformTool} from '../../tools/terraform.js'
 import type {SshTransport} from '../../transport/ssh/index.js'
+import type {PinnedKnownHosts} from '../../transport/ssh-command.js'
 import type {Transport} from '../../transport/types.js'
 import type {CreateCloudOptions} from './create-cloud.js'
 import type {ManagementContext} from './management-steps.js'
@@ -18,6 +19,8 @@ export interface ManagementNodeSession {
   rootUnlogged?: Transport
   /** The private directory on the node that uploads go to (made when first needed). */
   uploadDir?: string
+  /** The known_hosts file of the pinned key the SSH step wrote (what `citc ssh` uses). */
+  knownHosts?: PinnedKnownHosts
 }
 
 export interface CloudCreateContext extends ManagementContext {
@@ -36,7 +39,7 @@ export interface CloudCreateContext extends ManagementContext {
 }
 
 /** The node's session: the SSH step runs in every run (`always`), before every step that needs it. */
-export function connected(node: ManagementNodeSession): Required<Omit<ManagementNodeSession, 'uploadDir'>> {
+export function connected(node: ManagementNodeSession): Required<Omit<ManagementNodeSession, 'uploadDir' | 'knownHosts'>> {
   // A bug, not a user's problem: a step was ordered before the SSH step.
   if (!node.ssh || !node.root || !node.rootUnlogged) throw new Error('cloud create: a step needs the management node before the SSH step connected')
   return {ssh: node.ssh, root: node.root, rootUnlogged: node.rootUnlogged}

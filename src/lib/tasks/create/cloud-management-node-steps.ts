@@ -34,7 +34,7 @@ export const connectToNode: Step<CloudCreateContext> = {
     ctx.node.root = withLog(ctx.node.rootUnlogged, ctx.logFile('create'))
     task.output = 'waiting for cloud-init to finish'
     await waitForCloudInit(ctx.node.root, {signal: ctx.signal})
-    await writeKnownHosts(r, ctx.paths)
+    ctx.node.knownHosts = await writeKnownHosts(r, ctx.paths)
   },
 }
 

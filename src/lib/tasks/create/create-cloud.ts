@@ -28,7 +28,6 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {KEY_FILES} from '../../cluster/keys.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {CitcError, usageError, withRetry} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
@@ -38,7 +37,7 @@ import type {CloudProvider} from '../../providers/cloud.js'
 import {cloudModule} from '../../providers/registry.js'
 import {describePlan, detectTerraform, Terraform, type PlanSummary} from '../../tools/terraform.js'
 import {shellQuote} from '../../shell-quote.js'
-import {knownHostsAlgorithm, sshArgs} from '../../transport/ssh-command.js'
+import {sshArgs} from '../../transport/ssh-command.js'
 import type {ResolvedCloudCreate} from './cloud-wizard.js'
 import {generateFromLimits} from '../finish/generate-config.js'
 import {clusterWorkflow} from '../workflow.js'
@@ -161,13 +160,13 @@ function planOnlyResult(io: Io, ctx: CloudCreateContext) {
 
 /** The cluster marked ready, and how to reach and use it. */
 function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image: string | undefined) {
-  const {name, paths} = ctx
+  const {name} = ctx
   const r = ctx.update((x) => {
     x.phase = 'ready'
   })
-  // What `citc ssh` runs (the SSH step wrote the known_hosts file in this run).
-  const knownHosts = join(paths.keysDir, KEY_FILES.knownHosts)
-  const sshCommand = shellQuote(['ssh', ...sshArgs({...r.mgmt, keyPath: r.mgmt.keyPath!}, {file: knownHosts, algorithm: knownHostsAlgorithm(knownHosts)})])
+  // What `citc ssh` runs: the known_hosts file the SSH step wrote in this run (it runs in every run).
+  if (!ctx.node.knownHosts) throw new Error('cloud create: the cluster is ready before the SSH step wrote its known_hosts')
+  const sshCommand = shellQuote(['ssh', ...sshArgs({...r.mgmt, keyPath: r.mgmt.keyPath!}, ctx.node.knownHosts)])
   io.log(
     [
       `Cluster ${name} is ready. Management node: ${r.mgmt.user}@${r.mgmt.host}${r.mgmt.port !== 22 ? ` (port ${r.mgmt.port})` : ''}`,
@@ -187,7 +186,7 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image:
     provider: ctx.provider,
     mgmt: {host: r.mgmt.host, port: r.mgmt.port, user: r.mgmt.user, hostKeyFingerprint: r.mgmt.hostKeyFingerprint},
     sshCommand,
-    terraformDir: paths.terraformDir,
+    terraformDir: ctx.paths.terraformDir,
     outputs: r.terraform?.outputs ?? {},
     image,
     logs: {terraform: ctx.logFile('terraform'), ansible: ctx.ansibleLog},
