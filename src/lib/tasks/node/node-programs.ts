@@ -19,9 +19,12 @@ import {localTransport} from '../../transport/local.js'
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
 export type NodeHostConfig = ManagementContract
 
-/** The node programs' cluster.json: /etc/citc/cluster.json, or a stand-in's (stand-in.ts). */
+/** Where the node programs' cluster.json is: /etc/citc/cluster.json, or a stand-in's (stand-in.ts). */
+const nodeHostConfigFile = (standIn?: StandIn) => standIn?.clusterJson ?? CLUSTER_JSON
+
+/** The node programs' cluster.json. */
 export function readNodeHostConfig(standIn?: StandIn): NodeHostConfig {
-  return readManagementContractFile(standIn?.clusterJson ?? CLUSTER_JSON)
+  return readManagementContractFile(nodeHostConfigFile(standIn))
 }
 
 /**
@@ -60,7 +63,7 @@ const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
 
 /** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
 function configOrLog(program: NodeProgram, hostlist: string, standIn?: StandIn): NodeHostConfig {
-  const file = standIn?.clusterJson ?? CLUSTER_JSON
+  const file = nodeHostConfigFile(standIn)
   try {
     return readManagementContractFile(file)
   } catch (error) {

@@ -3,7 +3,7 @@
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {buildImage} from '../../images/build.js'
-import {gpuGroupsInConf, gpuImageVars} from '../../images/gpu.js'
+import {gpuGroupsInConf, gpuImageVars, type GpuImageVars} from '../../images/gpu.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
 import {imageInputsDigest} from '../../images/inputs.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../providers/image-types.js'
@@ -70,9 +70,9 @@ export function installImageTools<C extends ImageContext>(): Step<C> {
  * compute.yml's GPU variables for the cluster as its controller runs it: the node groups of its
  * slurm.conf (none yet, e.g. a cloud cluster before its first `finish`: no GPU driver).
  */
-async function gpuVarsOn(ctx: ImageContext): Promise<Record<string, unknown>> {
+async function gpuVarsOn(ctx: ImageContext): Promise<GpuImageVars> {
   const conf = await ctx.management.readFile(ctx.record.slurm.confPath)
-  return {...gpuImageVars(gpuGroupsInConf(conf?.toString('utf8') ?? ''))}
+  return gpuImageVars(gpuGroupsInConf(conf?.toString('utf8') ?? ''))
 }
 
 /** What goes into the image (digest): the build step records it, create compares it. */
