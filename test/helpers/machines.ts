@@ -8,7 +8,7 @@
 // /run/netns behind (shared/hybrid-notes.md §3); an unnamed namespace dies with its last process.
 import {spawn, spawnSync} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
-import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {connect} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -38,6 +38,11 @@ function run(cmd: string, args: string[], o: {input?: string; timeoutMs?: number
     let stdout = ''
     let stderr = ''
     let timedOut = false
+    let closed = 0
+    let exited: (() => void) | undefined
+    const onClose = () => ++closed === 2 && exited?.()
+    child.stdout.once('close', onClose)
+    child.stderr.once('close', onClose)
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     child.stdin.on('error', () => {})
@@ -53,16 +58,17 @@ function run(cmd: string, args: string[], o: {input?: string; timeoutMs?: number
     child.once('exit', (status, signal) => {
       clearTimeout(timer)
       // Whatever is still in the pipes arrives within a moment; a daemon that kept them is cut off.
-      const done = () => resolve({status, signal, stdout, stderr, timedOut})
-      let closed = 0
-      const onClose = () => ++closed === 2 && done()
-      child.stdout.once('close', onClose)
-      child.stderr.once('close', onClose)
-      setTimeout(() => {
+      const grace = setTimeout(() => {
         child.stdout.destroy()
         child.stderr.destroy()
         done()
-      }, 500).unref()
+      }, 500)
+      const done = () => {
+        clearTimeout(grace)
+        resolve({status, signal, stdout, stderr, timedOut})
+      }
+      if (closed === 2) done()
+      else exited = done
     })
   })
 }
@@ -98,7 +104,8 @@ function aptSources(): string[] {
 // Runs under flock (one build at a time for every test file and every worktree on this host).
 // mmdebstrap runs in a mount namespace of its own, so a build killed half-way leaves no mount behind
 // and its .partial directory can be removed by the next one. The packages are downloaded only
-// (`--download-only`, after `apt-get clean` so the cache holds just them) and the apt lists kept
+// (`--download-only`, after `apt-get clean` so the cache holds just them; with their Recommends,
+// which mmdebstrap's own apt settings leave out, so an install either way works) and the apt lists kept
 // (--skip=cleanup/apt): inside a machine, `apt-get install` works from the cache with no network.
 // The rootfs's sshd host keys are removed: every machine makes its own at first boot. dpkg skips
 // fsync (force-unsafe-io): a test machine's disk never outlives this host's kernel.
@@ -113,7 +120,7 @@ unshare --mount --propagation private mmdebstrap --mode=root --variant=minbase -
   --include="$include" \
   --aptopt='Acquire::Retries "3"' \
   --customize-hook='chroot "$1" apt-get clean' \
-  --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install --download-only -y $cached" \
+  --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install --download-only -y -o APT::Install-Recommends=true $cached" \
   --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*' \
   --customize-hook='echo force-unsafe-io >"$1"/etc/dpkg/dpkg.cfg.d/citc-test-unsafe-io' \
   --skip=cleanup/apt \
@@ -153,7 +160,8 @@ async function buildRootfs(): Promise<string> {
   mkdirSync(MACHINE_CACHE_DIR, {recursive: true})
   const dir = join(MACHINE_CACHE_DIR, `machine-rootfs-${digest}`)
   if (existsSync(dir)) return dir
-  const log = `${dir}.log`
+  // One log per process: a second test file waiting on the lock must not truncate the builder's.
+  const log = `${dir}.build-${process.pid}.log`
   const fd = openSync(log, 'w')
   try {
     // flock -w: a second test file waits (bounded) for the first one's build, then finds it done.
@@ -173,6 +181,7 @@ async function buildRootfs(): Promise<string> {
   } finally {
     closeSync(fd)
   }
+  rmSync(log, {force: true})
   return dir
 }
 
@@ -369,6 +378,11 @@ if [ -n "$shared" ]; then
 fi
 hostname "$name"
 echo "$name" >"$m/etc/hostname"
+# No DNS on the test network: with no nameserver line lookups fail at once (127.0.0.1:53 refuses)
+# instead of waiting out the host's resolver, which the machine cannot reach (nslcd's postinst
+# alone would spend 40 s there).
+rm -f "$m/etc/resolv.conf"
+echo '# the test cluster network has no DNS server' >"$m/etc/resolv.conf"
 printf '127.0.0.1\tlocalhost\n%s\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$address" "$name" >"$m/etc/hosts"
 install -d -m 700 "$m/root/.ssh"
 install -m 600 "$dir/authorized_keys" "$m/root/.ssh/authorized_keys"
@@ -441,6 +455,7 @@ function mountsUnder(dir: string): string[] {
 export async function startMachine(o: MachineOptions): Promise<Machine> {
   exitHook()
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(o.name)) throw new Error(`machines fixture: ${o.name} is not a hostname`)
+  if (o.sharedDir !== undefined && !(o.sharedDir.startsWith('/') && existsSync(o.sharedDir))) throw new Error(`machines fixture: sharedDir ${o.sharedDir} is not an existing absolute path`)
   const address = o.net.addrFor(o.index)
   const dir = mkdtempSync(join(tmpdir(), `citc-machine-${o.name}-`))
   for (const d of ['upper', 'work', 'merged']) mkdirSync(join(dir, d))
@@ -451,8 +466,13 @@ export async function startMachine(o: MachineOptions): Promise<Machine> {
   let pid = 0
   let unsharePid = 0
   let firewallReady = false
-  let hostKey = ''
-  let hostKeyFingerprint = ''
+
+  /** Its ed25519 public host key line, from the upper dir (made at first boot) or the rootfs. */
+  function readHostKey(): string {
+    const pub = [join(dir, 'upper/etc/ssh/ssh_host_ed25519_key.pub'), join(o.rootfs, 'etc/ssh/ssh_host_ed25519_key.pub')].find((f) => existsSync(f))
+    if (!pub) throw new Error(`machine ${o.name}: no /etc/ssh/ssh_host_ed25519_key.pub in its upper dir ${dir}/upper or the rootfs`)
+    return readFileSync(pub, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ')
+  }
 
   const nsenter = (args: string[], what: string, input?: string) => must('nsenter', ['-t', String(pid), '-n', ...args], `machine ${o.name}: ${what}`, {input, timeoutMs: 15_000})
 
@@ -534,10 +554,7 @@ export async function startMachine(o: MachineOptions): Promise<Machine> {
         if (Date.now() > deadline2) throw new Error(`machine ${o.name}: sshd did not answer on ${address}:22 within ${o.bootTimeoutMs ?? 30_000} ms (${consoleTail()})`)
         await sleep(100)
       }
-      const pub = [join(dir, 'upper/etc/ssh/ssh_host_ed25519_key.pub'), join(o.rootfs, 'etc/ssh/ssh_host_ed25519_key.pub')].find((f) => existsSync(f))
-      if (!pub) throw new Error(`machine ${o.name}: no /etc/ssh/ssh_host_ed25519_key.pub in its upper or lower dir`)
-      hostKey = readFileSync(pub, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ')
-      hostKeyFingerprint = (await must('ssh-keygen', ['-lf', pub], 'its host key fingerprint')).split(/\s+/)[1] ?? ''
+      readHostKey()
       for (const d of ['in', 'out'] as const) for (const p of blocked[d]) await firewall('add', p, d)
     } catch (e) {
       await kill().catch(() => undefined)
@@ -564,11 +581,14 @@ export async function startMachine(o: MachineOptions): Promise<Machine> {
     get running() {
       return alive(pid)
     },
+    // Read at each use: a test (or the playbook) may replace the key while the machine runs.
     get hostKey() {
-      return hostKey
+      return readHostKey()
     },
     get hostKeyFingerprint() {
-      return hostKeyFingerprint
+      // As ssh-keygen -lf prints it: SHA-256 of the key blob, base64 without padding.
+      const blob = Buffer.from(readHostKey().split(' ')[1] ?? '', 'base64')
+      return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`
     },
     async exec(cmd, opts = {}) {
       if (!alive(pid)) throw new Error(`machine ${o.name} is not running: cannot run ${cmd.join(' ')}`)
