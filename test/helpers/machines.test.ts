@@ -82,6 +82,8 @@ describe.skipIf(!root)('machines fixture', () => {
     expect((await a.exec(['hostname'])).stdout.trim()).toBe('ws1')
     expect((await b.exec(['hostname'])).stdout.trim()).toBe('ws2')
     expect(a.address).toBe(net.addrFor(1))
+    // PID 1 of the machine is its own init, named so (Ansible then reports sysvinit as the service manager).
+    expect((await a.exec(['cat', '/proc/1/comm'])).stdout.trim()).toBe('init')
     expect((await a.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${a.address}/24`)
     expect((await b.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${b.address}/24`)
     expect(a.hostKeyFingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/)

@@ -393,6 +393,8 @@ exec chroot "$m" /bin/sh -c "$init" </dev/null
 // the upper dir), sshd first (so a hanging service cannot lock the test out), then every
 // /etc/rc2.d/S* script with `start` in order (services the playbook enables with update-rc.d start
 // at boot), then PID 1 waits forever reaping orphans (python3: a shell reaps only its own children).
+// PID 1 calls itself "init", so Ansible's facts say ansible_service_mgr=sysvinit, as on a Debian
+// booted without systemd (with "python3" they named no known manager).
 const INIT_SCRIPT = String.raw`export PATH=${PATH} HOME=/root LANG=C.UTF-8
 cd /
 ssh-keygen -A
@@ -406,6 +408,8 @@ ssh-keygen -A
 ) &
 exec python3 -c '
 import os, time
+with open("/proc/self/comm", "w") as f:
+    f.write("init")
 while True:
     try:
         os.wait()
