@@ -99,10 +99,9 @@ export async function clusterStatus(dataDir: string, name?: string, command = 'c
     try {
       up = await controller.ping()
       const states = up ? await controller.nodes() : []
-      // Only joined machines need the controller's version and log: elastic-only clusters pay nothing more.
-      const info = states.some(isJoined) ? await joinedInfo(controller, states) : undefined
-      controllerInfo = info?.controllerInfo
-      nodes = nodeRows(states, {provider: record.provider, cluster: record.name, controllerVersion: info?.controllerInfo.version, findings: info?.findings})
+      const rows = await rowsOf(controller, states, {provider: record.provider, cluster: record.name})
+      nodes = rows.nodes
+      controllerInfo = rows.controllerInfo
       waiting = up ? await waitingJobsOf(controller, states) : {waitingJobs: []}
     } catch (error) {
       if (!record.cloud) throw error
@@ -122,6 +121,16 @@ export async function clusterStatus(dataDir: string, name?: string, command = 'c
       needsAdmin: needsAdmin(nodes),
     }
   })
+}
+
+/**
+ * The table's rows from the nodes' states. Only joined machines need the controller's version and its
+ * log (one more call): an elastic-only cluster pays nothing more.
+ */
+export async function rowsOf(controller: Controller, states: NodeState[], ctx: {provider: string; cluster: string}): Promise<{nodes: NodeRow[]; controllerInfo?: StatusDocument['controllerInfo']}> {
+  if (!states.some(isJoined)) return {nodes: nodeRows(states, ctx)}
+  const info = await joinedInfo(controller, states)
+  return {nodes: nodeRows(states, {...ctx, controllerVersion: info.controllerInfo.version, findings: info.findings}), controllerInfo: info.controllerInfo}
 }
 
 /** The controller's version and what its log says about the joined machines; a failure costs only these (said, not hidden). */

@@ -122,8 +122,8 @@ function joinedRow(n: NodeState, ctx: RowContext): NodeRow {
     row.reasonFrom = 'slurmctld log'
     row.hint = told.hint(again)
   }
-  if (row.versionMismatch && !row.hint) {
-    row.hint = `its slurmd is ${n.version}, the controller ${ctx.controllerVersion}: run \`${again}\` again to install the controller's version`
+  if (row.versionMismatch) {
+    row.hint = `${row.hint ? `${row.hint}; ` : ''}its slurmd is ${n.version}, the controller ${ctx.controllerVersion}: run \`${again}\` again to install the controller's version`
   }
   return row
 }
