@@ -117,7 +117,7 @@ function joinedRow(n: NodeState, ctx: RowContext): NodeRow {
   if (row.hardware.low.length > 0) {
     row.hint = `the machine registered less than its slurm.conf line says (${row.hardware.low.join(' and ')}; that line is from \`slurmd -C\` when it was added): run \`citc node remove ${n.name} -c ${ctx.cluster}\` then \`${again}\` to take its hardware again`
   } else if (finding && unwell && GENERIC_REASON.test(n.reason ?? '')) {
-    const told = logReason(finding, where)
+    const told = logReason(finding, where, n.port ?? 6818)
     row.reason = told.reason
     row.reasonFrom = 'slurmctld log'
     row.hint = told.hint(again)
@@ -128,7 +128,7 @@ function joinedRow(n: NodeState, ctx: RowContext): NodeRow {
   return row
 }
 
-function logReason(f: LogFinding, where: string): {reason: string; hint: (again: string) => string} {
+function logReason(f: LogFinding, where: string, port: number): {reason: string; hint: (again: string) => string} {
   const since = f.time ? ` (last at ${f.time})` : ''
   if (f.cause === 'munge') {
     const clocks = /expired|rewound|replayed/i.test(f.munge ?? '')
@@ -145,7 +145,7 @@ function logReason(f: LogFinding, where: string): {reason: string; hint: (again:
   }
   return {
     reason: `slurmctld gets no answer from its slurmd at ${where}${since}`,
-    hint: () => `check that the machine is up, that slurmd runs on it, and that its port 6818 is open to the management node`,
+    hint: () => `check that the machine is up, that slurmd runs on it, and that its port ${port} (slurmd) is open to the management node`,
   }
 }
 

@@ -96,6 +96,16 @@ describe('nodeRows', () => {
     expect(ok).not.toHaveProperty('reason')
   })
 
+  it('not responding, with no munge failure: where slurmctld could not reach it, and what to check', () => {
+    const down = parseNodeStates(neverRegistered.replace('State=UNKNOWN+NOT_RESPONDING', 'State=DOWN+NOT_RESPONDING') + ' Reason=Not responding [slurm@2026-11-26T02:10:00]')
+    const [row] = nodeRows(down, {provider: 'local', cluster: 'lab', findings: findingsByNode(parseControllerLog('[2026-11-26T02:09:59.000] error: Nodes ws[1-3] not responding, setting DOWN'), down)})
+    expect(row).toMatchObject({
+      reason: 'slurmctld gets no answer from its slurmd at 10.250.99.4 (last at 2026-11-26T02:09:59.000)',
+      reasonFrom: 'slurmctld log',
+      hint: 'check that the machine is up, that slurmd runs on it, and that its port 6818 (slurmd) is open to the management node',
+    })
+  })
+
   it('says clocks, not keys, when munge said the credential expired', () => {
     const [row] = nodeRows(parseNodeStates(neverRegistered), {
       provider: 'aws',
