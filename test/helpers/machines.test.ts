@@ -79,17 +79,17 @@ describe.skipIf(!root)('machines fixture', () => {
   })
 
   it('gives each machine its own hostname and address', async () => {
-    expect((await a.exec(['hostname'])).stdout.trim()).toBe('ws1')
-    expect((await b.exec(['hostname'])).stdout.trim()).toBe('ws2')
+    expect((a.exec(['hostname'])).stdout.trim()).toBe('ws1')
+    expect((b.exec(['hostname'])).stdout.trim()).toBe('ws2')
     expect(a.address).toBe(net.addrFor(1))
     // PID 1 of the machine is its own init, named so (Ansible then reports sysvinit as the service manager).
-    expect((await a.exec(['cat', '/proc/1/comm'])).stdout.trim()).toBe('init')
-    expect((await a.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${a.address}/24`)
-    expect((await b.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${b.address}/24`)
+    expect((a.exec(['cat', '/proc/1/comm'])).stdout.trim()).toBe('init')
+    expect((a.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${a.address}/24`)
+    expect((b.exec(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0'])).stdout).toContain(`${b.address}/24`)
     expect(a.hostKeyFingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/)
     expect(a.hostKeyFingerprint).not.toBe(b.hostKeyFingerprint)
     // The same as ssh-keygen's, read from inside the machine.
-    const keygen = await a.exec(['ssh-keygen', '-lf', '/etc/ssh/ssh_host_ed25519_key.pub'])
+    const keygen = a.exec(['ssh-keygen', '-lf', '/etc/ssh/ssh_host_ed25519_key.pub'])
     expect(keygen.stdout.split(/\s+/)[1]).toBe(a.hostKeyFingerprint)
   })
 
@@ -98,6 +98,15 @@ describe.skipIf(!root)('machines fixture', () => {
     writeFileSync(known, `${m.address} ${m.hostKey}\n`)
     return spawnSync('ssh', ['-i', join(keyDir, 'id'), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'ConnectTimeout=10', `root@${m.address}`, cmd], {encoding: 'utf8', timeout: 30_000})
   }
+
+  it('runs a command inside, bounded, and returns when it exits even if a daemon it started keeps its output', () => {
+    const r = a.exec(['sh', '-c', 'echo out; echo err >&2; sleep 30 & exit 3'])
+    expect(r).toMatchObject({status: 3, stdout: 'out\n', stderr: 'err\n'})
+    expect(a.exec(['cat'], {input: 'in'}).stdout).toBe('in')
+    const t = Date.now()
+    expect(() => a.exec(['sleep', '30'], {timeoutMs: 1500})).toThrow(/ws1: sleep 30 did not finish within 1500 ms/)
+    expect(Date.now() - t).toBeLessThan(5000)
+  })
 
   it('lets the host in over SSH with the key it was given, checking the pinned host key', () => {
     const r = ssh(a, 'hostname')
@@ -112,33 +121,33 @@ describe.skipIf(!root)('machines fixture', () => {
   })
 
   it('lets machines reach each other and the host over TCP', async () => {
-    expect((await a.exec(probe(b.address, 22))).stdout.trim()).toBe('accepted')
-    expect((await b.exec(probe(a.address, 22))).stdout.trim()).toBe('accepted')
+    expect((a.exec(probe(b.address, 22))).stdout.trim()).toBe('accepted')
+    expect((b.exec(probe(a.address, 22))).stdout.trim()).toBe('accepted')
     // The host's address on the bridge: a closed port answers (refused), so the packets got there and back.
-    expect((await a.exec(probe(net.hostAddr, 9))).stdout.trim()).toBe('refused')
+    expect((a.exec(probe(net.hostAddr, 9))).stdout.trim()).toBe('refused')
   })
 
   it('shows the shared directory (the NFS stand-in) at the same path', async () => {
     writeFileSync(join(shared, 'from-host'), 'hello\n')
-    expect((await a.exec(['cat', join(shared, 'from-host')])).stdout).toBe('hello\n')
+    expect((a.exec(['cat', join(shared, 'from-host')])).stdout).toBe('hello\n')
   })
 
   it('installs the host’s slurmd version, munge and nslcd from the apt cache, with no network', async () => {
     // No route out: the machine cannot fetch anything, so this succeeds only from the cache.
-    expect((await a.exec(probe('192.0.2.1', 80))).stdout).not.toContain('accepted')
+    expect((a.exec(probe('192.0.2.1', 80))).stdout).not.toContain('accepted')
     const packages = [`slurmd=${version}`, `slurm-client=${version}`, 'libpmi2-0', 'munge', 'libnss-ldapd', 'nfs-common']
     const env = {DEBIAN_FRONTEND: 'noninteractive'}
     // With apt's default Recommends too: every archive is in the cache (checked, not installed).
-    const all = await a.exec(['apt-get', 'install', '-y', '--no-download', '--download-only', ...packages], {env})
+    const all = a.exec(['apt-get', 'install', '-y', '--no-download', '--download-only', ...packages], {env})
     expect(all.stderr).not.toMatch(/^E:/m)
     expect(all.status).toBe(0)
     // As the playbook installs them (no Recommends, no apt-get update).
     const t = Date.now()
-    const r = await a.exec(['apt-get', 'install', '-y', '--no-download', '--no-install-recommends', ...packages], {env, timeoutMs: 300_000})
+    const r = await a.execAsync(['apt-get', 'install', '-y', '--no-download', '--no-install-recommends', ...packages], {env, timeoutMs: 300_000})
     timings.aptInstall = Date.now() - t
     expect(r.stderr).not.toMatch(/^E:/m)
     expect(r.status).toBe(0)
-    expect((await a.exec(['dpkg-query', '-W', '-f=${Version}', 'slurmd'])).stdout).toBe(version)
+    expect((a.exec(['dpkg-query', '-W', '-f=${Version}', 'slurmd'])).stdout).toBe(version)
   }, 320_000)
 
   it('comes back after a power cut with the same host key, address and disk', async () => {
@@ -154,9 +163,9 @@ describe.skipIf(!root)('machines fixture', () => {
     expect(a.pid).not.toBe(oldPid)
     expect(a.hostKeyFingerprint).toBe(fingerprint)
     expect(ssh(a, 'hostname').stdout.trim()).toBe('ws1')
-    expect((await a.exec(['dpkg-query', '-W', '-f=${Version}', 'slurmd'])).stdout).toBe(version)
+    expect((a.exec(['dpkg-query', '-W', '-f=${Version}', 'slurmd'])).stdout).toBe(version)
     // munge's package enabled it in rc2.d: the boot started it, as a Debian boot would.
-    await waitForAsync('munged in ws1', async () => (await a.exec(['ps', '-eo', 'comm'])).stdout.split('\n').includes('munged'), 10_000, 200)
+    await waitForAsync('munged in ws1', async () => (await a.execAsync(['ps', '-eo', 'comm'])).stdout.split('\n').includes('munged'), 10_000, 200)
   }, 60_000)
 
   it('blocks an inbound port: a connect times out, while another closed port is refused at once', async () => {
@@ -172,9 +181,9 @@ describe.skipIf(!root)('machines fixture', () => {
 
   it('blocks an outbound port: the machine cannot reach it elsewhere', async () => {
     await b.blockPort(22, 'out')
-    expect((await b.exec(probe(a.address, 22))).stdout.trim()).toMatch(/^error/)
+    expect((b.exec(probe(a.address, 22))).stdout.trim()).toMatch(/^error/)
     await b.unblockPort(22, 'out')
-    expect((await b.exec(probe(a.address, 22))).stdout.trim()).toBe('accepted')
+    expect((b.exec(probe(a.address, 22))).stdout.trim()).toBe('accepted')
   })
 
   it('destroys a machine and the network leaving no process, link, mount or directory', async () => {

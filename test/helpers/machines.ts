@@ -327,8 +327,11 @@ export interface Machine {
   readonly hostKeyFingerprint: string
   /** Its ed25519 public host key line ("ssh-ed25519 AAAA…"), for a known_hosts line. */
   readonly hostKey: string
-  /** Run a program inside (nsenter into its namespaces and root), as root, bounded. */
-  exec(cmd: string[], opts?: ExecOptions): Promise<RunResult>
+  /** Run a program inside (nsenter into its namespaces and root), as root, bounded; synchronous
+   *  (blocks this process: no in-process server answers meanwhile). Throws when it times out. */
+  exec(cmd: string[], opts?: ExecOptions): RunResult
+  /** exec without blocking this process (for tests whose own servers must keep answering). */
+  execAsync(cmd: string[], opts?: ExecOptions): Promise<RunResult>
   /** A power cut: SIGKILL its init (every process inside dies with it), wait until it is gone,
    *  remove its veth. The upper dir stays. */
   kill(): Promise<void>
@@ -574,6 +577,26 @@ export async function startMachine(o: MachineOptions): Promise<Machine> {
     }
   }
 
+  let execCount = 0
+  function execArgs(cmd: string[], opts: ExecOptions) {
+    if (!alive(pid)) throw new Error(`machine ${o.name} is not running: cannot run ${cmd.join(' ')}`)
+    const timeoutMs = opts.timeoutMs ?? 120_000
+    const env = Object.entries({PATH, HOME: '/root', LANG: 'C.UTF-8', ...opts.env}).map(([k, v]) => `${k}=${v}`)
+    // nsenter -p forks the command into the machine's PID namespace; killing nsenter would leave it,
+    // so `timeout` inside bounds the command itself too.
+    const secs = String(Math.max(1, Math.ceil(timeoutMs / 1000)))
+    const args = ['-t', String(pid), '-m', '-u', '-n', '-p', '-r', '-w', '--', '/usr/bin/env', '-i', ...env, 'timeout', '-s', 'KILL', secs, ...cmd]
+    return {args, timeoutMs, started: Date.now()}
+  }
+  function execResult(cmd: string[], r: RunResult, timeoutMs: number, started: number, hostTimedOut: boolean): RunResult {
+    // `timeout -s KILL` kills the command's process group, itself included; nsenter then dies of the
+    // same signal (it passes its child's death on).
+    if (hostTimedOut || ((r.signal === 'SIGKILL' || r.status === 124 || r.status === 137) && Date.now() - started >= timeoutMs - 1000)) {
+      throw new Error(`machine ${o.name}: ${cmd.join(' ')} did not finish within ${timeoutMs} ms`)
+    }
+    return r
+  }
+
   const machine: Machine = {
     name: o.name,
     address,
@@ -594,20 +617,27 @@ export async function startMachine(o: MachineOptions): Promise<Machine> {
       const blob = Buffer.from(readHostKey().split(' ')[1] ?? '', 'base64')
       return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`
     },
-    async exec(cmd, opts = {}) {
-      if (!alive(pid)) throw new Error(`machine ${o.name} is not running: cannot run ${cmd.join(' ')}`)
-      const timeoutMs = opts.timeoutMs ?? 120_000
-      const env = Object.entries({PATH, HOME: '/root', LANG: 'C.UTF-8', ...opts.env}).map(([k, v]) => `${k}=${v}`)
-      // nsenter -p forks the command into the machine's PID namespace; killing nsenter would leave it,
-      // so `timeout` inside bounds the command itself too.
-      const secs = String(Math.max(1, Math.ceil(timeoutMs / 1000)))
-      const started = Date.now()
-      const r = await run('nsenter', ['-t', String(pid), '-m', '-u', '-n', '-p', '-r', '-w', '--', '/usr/bin/env', '-i', ...env, 'timeout', '-s', 'KILL', secs, ...cmd], {input: opts.input, timeoutMs: timeoutMs + 5000})
-      // `timeout -s KILL` exits 137 when it had to kill the command.
-      if (r.timedOut || (r.status === 137 && Date.now() - started >= timeoutMs - 1000)) {
-        throw new Error(`machine ${o.name}: ${cmd.join(' ')} did not finish within ${timeoutMs} ms`)
+    exec(cmd, opts = {}) {
+      const {args, timeoutMs, started} = execArgs(cmd, opts)
+      // stdout and stderr go to files, not pipes: spawnSync then returns when the command exits, even
+      // if a daemon it started (`service munge start`) still holds them.
+      const out = join(dir, `exec-${process.pid}-${execCount++}`)
+      const fds = [openSync(`${out}.out`, 'w'), openSync(`${out}.err`, 'w')]
+      try {
+        const r = spawnSync('nsenter', args, {input: opts.input ?? '', stdio: ['pipe', fds[0], fds[1]], timeout: timeoutMs + 5000, killSignal: 'SIGKILL'})
+        if (r.error && (r.error as NodeJS.ErrnoException).code !== 'ETIMEDOUT') throw r.error
+        const result = {status: r.status, signal: r.signal, stdout: readFileSync(`${out}.out`, 'utf8'), stderr: readFileSync(`${out}.err`, 'utf8')}
+        return execResult(cmd, result, timeoutMs, started, r.error !== undefined)
+      } finally {
+        for (const fd of fds) closeSync(fd)
+        rmSync(`${out}.out`, {force: true})
+        rmSync(`${out}.err`, {force: true})
       }
-      return {status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr}
+    },
+    async execAsync(cmd, opts = {}) {
+      const {args, timeoutMs, started} = execArgs(cmd, opts)
+      const r = await run('nsenter', args, {input: opts.input, timeoutMs: timeoutMs + 5000})
+      return execResult(cmd, {status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr}, timeoutMs, started, r.timedOut)
     },
     kill,
     start,
