@@ -33,11 +33,9 @@ export function staticEntry(spec: Omit<StaticNodeSpec, 'name' | 'where'>): Recor
 export function withStaticNode(text: string, spec: Omit<StaticNodeSpec, 'where'>): string {
   const doc = load(text)
   const root = extendedRoot(doc)
-  let section = root.get('static', true) as YamlNode | undefined
-  if (!isMap(section)) {
-    section = new YAMLMap()
-    root.set('static', section)
-  }
+  const found = root.get('static', true) as YamlNode | undefined
+  const section = isMap(found) ? found : new YAMLMap()
+  if (section !== found) root.set('static', section)
   const entry = doc.createNode(staticEntry(spec)) as YAMLMap
   // One line each for ssh, hardware and the lists, as the contract shows them.
   for (const key of ['ssh', 'hardware', 'partitions', 'features']) {
