@@ -5,7 +5,7 @@ import {createTwoFilesPatch} from 'diff'
 import {parseConfLines} from './conf-parse.js'
 import {compressHostlist, expandHostlist} from './hostlist.js'
 import {featureValue} from './nodes.js'
-import {CHAINED_PROLOG_PREFIX, extractManagedBlock, outsideManagedBlock} from './render.js'
+import {CHAINED_PROLOG_PREFIX, DISPLACED_PREFIX, extractManagedBlock, outsideManagedBlock} from './render.js'
 
 export interface ShapeChange {
   shape: string
@@ -43,8 +43,10 @@ export interface FinishPlan {
    * only reconfigure. A reconfigure after a NodeName line is added kills slurmctld 22.05.8: never alone.
    */
   needsRestart: boolean
-  /** The part of slurm.conf outside the managed block changed too (citc commented out a moved key). */
+  /** The part of slurm.conf outside the managed block changed too (a moved key commented out, SlurmctldHost's address). */
   outsideBlockChanged: boolean
+  /** citc commented out settings outside the block that the block now writes. */
+  displacedSettings: boolean
   gresChanged: boolean
   unifiedDiff: string
 }
@@ -173,6 +175,12 @@ export function planFinish(input: {
   const outsideBefore = outsideManagedBlock(input.currentConf ?? '')
   const outsideAfter = outsideManagedBlock(input.newConf)
   const outsideBlockChanged = input.currentConf !== undefined && outsideBefore !== outsideAfter
+  // Joined machines move SlurmctldHost's address (render.ts withSlurmctldHost): a setting to the admin.
+  const hostBefore = slurmctldHost(outsideBefore)
+  const hostAfter = slurmctldHost(outsideAfter)
+  if (input.currentConf !== undefined && hostBefore !== hostAfter) settings.push({key: 'SlurmctldHost', before: hostBefore, after: hostAfter})
+  const displaced = (text: string) => text.split('\n').filter((l) => l.startsWith(DISPLACED_PREFIX)).length
+  const displacedSettings = input.currentConf !== undefined && displaced(outsideAfter) > displaced(outsideBefore)
   const gresChanged = (input.currentGres ?? '') !== input.newGres
   const changed = input.currentConf !== input.newConf || gresChanged
 
@@ -203,9 +211,15 @@ export function planFinish(input: {
       outsideBlockChanged ||
       prologChanged,
     outsideBlockChanged,
+    displacedSettings,
     gresChanged,
     unifiedDiff,
   }
+}
+
+/** The first SlurmctldHost (or ControlMachine) value of a slurm.conf part. */
+function slurmctldHost(text: string): string | undefined {
+  return parseConfLines(text).find((e) => /^(slurmctldhost|controlmachine)$/i.test(e.key))?.value
 }
 
 export const gresPath = (confPath: string) => confPath.replace(/[^/]*$/, 'gres.conf')
@@ -229,7 +243,7 @@ export function describePlan(plan: FinishPlan): string[] {
   for (const p of plan.partitions.removed) out.push(`- partition ${p}`)
   for (const p of plan.partitions.changed) out.push(`~ partition ${p}`)
   for (const s of plan.settings) out.push(`~ ${s.key}: ${s.before ?? '(unset)'} → ${s.after ?? '(unset)'}`)
-  if (plan.outsideBlockChanged) out.push('~ settings outside the managed block that citc now manages are commented out')
+  if (plan.displacedSettings) out.push('~ settings outside the managed block that citc now manages are commented out')
   out.push(plan.needsRestart ? 'slurmctld will be restarted (node and PrologSlurmctld changes need a restart).' : 'slurmctld will be reconfigured (no restart).')
   return out
 }

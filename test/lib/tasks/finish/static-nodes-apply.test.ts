@@ -88,6 +88,14 @@ describe('joined machines through finish', () => {
     expect(readFileSync(stored, 'utf8')).toBe(WITH_WS1)
     expect(statSync(stored).mode & 0o777).toBe(0o600)
     expect(describePlan(plan)).toContain('+ joined machine ws1')
+    // SlurmctldHost's address is a setting the admin sees change; nothing was commented out.
+    expect(describePlan(plan)).toContain('~ SlurmctldHost: mgmt → mgmt(10.250.99.1)')
+    expect(plan.displacedSettings).toBe(false)
+    expect(t.text(CONF)).toMatch(/^SlurmctldHost=mgmt\(10\.250\.99\.1\)$/m)
+    // The same text again: nothing to do.
+    const again = await applyText(t, WITH_WS1)
+    expect(again.plan.changed).toBe(false)
+    expect(again.result).toBeUndefined()
   })
 
   it('a machine that leaves is only dropped: never drained or powered down by finish', async () => {
@@ -99,6 +107,9 @@ describe('joined machines through finish', () => {
     expect(result?.poweredDown).toEqual([])
     expect(actions(t)).toEqual(['restart', 'reconfigure'])
     expect(t.text(CONF)).not.toContain('ws1')
+    // Back to the provider's SlurmctldHost (aws: the name alone).
+    expect(t.text(CONF)).toMatch(/^SlurmctldHost=mgmt$/m)
+    expect(t.text(CONF)).toBe(await installed(BASE).then((f) => f[CONF]))
     expect(describePlan(plan).join('\n')).toMatch(/- joined machine ws1 leaves the configuration \(never powered down: citc node remove drains it/)
   })
 

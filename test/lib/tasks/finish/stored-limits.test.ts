@@ -6,7 +6,9 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {withStaticNode} from '../../../../src/lib/config/limits-static-edit.js'
+import {clusterRegistry} from '../../../../src/lib/cluster/registry.js'
 import {InvalidInputError} from '../../../../src/lib/errors.js'
+import {runFinish} from '../../../../src/lib/tasks/finish/finish-workflow.js'
 import {readStoredLimits, storedLimitsPath, withStoredMachines, writeStoredLimits} from '../../../../src/lib/tasks/finish/stored-limits.js'
 
 const machine = (name: string, address: string) => ({
@@ -72,5 +74,48 @@ describe('the stored copy on disk', () => {
     expect(readStoredLimits(path)).toBe(STORED)
     expect(statSync(path).mode & 0o777).toBe(0o600)
     expect(readdirSync(dir)).toEqual(['limits.yaml'])
+  })
+})
+
+describe('citc finish on a cluster with joined machines: refused before connecting', () => {
+  const data = mkdtempSync(join(tmpdir(), 'citc-finish-stored-'))
+  const saved = process.env.CITC_DATA_DIR
+  process.env.CITC_DATA_DIR = data
+  afterAll(() => {
+    if (saved === undefined) delete process.env.CITC_DATA_DIR
+    else process.env.CITC_DATA_DIR = saved
+    rmSync(data, {recursive: true, force: true})
+  })
+  // A cluster at an address nothing answers on: a test that tried to connect would fail otherwise.
+  const registry = clusterRegistry(data)
+  registry.create({
+    name: 'lab',
+    provider: 'aws',
+    createdAt: '2026-11-21T12:01:02.000Z',
+    origin: 'registered',
+    mgmt: {host: '198.51.100.4', port: 22, user: 'rocky', keyPath: '/keys/admin', hostKeyFingerprint: 'SHA256:' + 'b'.repeat(43)},
+    slurm: {confPath: '/mnt/shared/etc/slurm/slurm.conf', programsDir: '/usr/local/libexec/citc'},
+  })
+  const stored = storedLimitsPath(registry.paths('lab').dir)
+  writeFileSync(stored, STORED, {mode: 0o600})
+  const io = {log: () => {}, note: () => {}, json: true, interactive: false, yes: true, renderer: 'silent' as const}
+  const finish = (limitsFile: string) => runFinish(io, {cluster: 'lab', limitsFile, dryRun: false, force: false, wait: false}, data)
+
+  it('a given static: naming other machines: the located error, the stored copy unchanged', async () => {
+    const given = join(data, 'other.yaml')
+    writeFileSync(given, withStaticNode('shapes:\n  c5.xlarge: 4\n', machine('ws9', '10.250.99.9')))
+    const error = await finish(given).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect((error as InvalidInputError).problems[0]).toMatchObject({where: `${given}:3:1`, path: 'static'})
+    expect(readFileSync(stored, 'utf8')).toBe(STORED)
+  })
+
+  it("the given file's own problems at its own lines, though the stored machines are added to it", async () => {
+    const given = join(data, 'bad.yaml')
+    writeFileSync(given, 'c5.xlarge: 2\nc5.xlrge: 1\n')
+    const error = await finish(given).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect((error as InvalidInputError).problems.map((p) => p.where)).toEqual([`${given}:2:1`])
+    expect(readFileSync(stored, 'utf8')).toBe(STORED)
   })
 })
