@@ -43,13 +43,17 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
   const record = registry.get(name)
   const given = readLimitsFile(input.limitsFile)
   const storedPath = storedLimitsPath(registry.paths(name).dir)
-  // Joined machines are kept: the stored copy's static: goes with the given file.
-  const limitsText = withStoredMachines(given, input.limitsFile, readStoredLimits(storedPath))
-  // Validate before connecting to anything: bad input changes nothing and costs no round trip. The
-  // given file alone first, so its problems are at its own lines.
-  if (limitsText !== given) generateFromLimits(requestFor(record, input.limitsFile, given))
-  const request = requestFor(record, limitsText === given ? input.limitsFile : `${input.limitsFile} (with the joined machines of ${storedPath})`, limitsText)
-  generateFromLimits(request)
+  // Joined machines are kept: the stored copy's static: goes with the given file. Validated before
+  // connecting to anything: bad input changes nothing and costs no round trip. The given file alone
+  // first, so its problems are at its own lines.
+  const withMachines = () => {
+    const text = withStoredMachines(given, input.limitsFile, readStoredLimits(storedPath))
+    if (text !== given) generateFromLimits(requestFor(record, input.limitsFile, given))
+    const request = requestFor(record, text === given ? input.limitsFile : `${input.limitsFile} (with the joined machines of ${storedPath})`, text)
+    generateFromLimits(request)
+    return {limitsText: text, request}
+  }
+  withMachines()
 
   return clusterWorkflow(
     {
@@ -60,6 +64,8 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
       log: {kind: 'finish'},
     },
     async (wf) => {
+      // Again under the cluster's lock: a citc node add/remove that ran meanwhile changed the stored copy.
+      const {limitsText, request} = withMachines()
       const logFile = wf.logFile('finish')
       const transport = await wf.connect(record)
       const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
