@@ -26,7 +26,8 @@ export interface ApplyLimitsOptions {
 }
 
 /**
- * Validate (InvalidInputError, exit 3, before anything is touched), then apply unattended. A joined
+ * Validate (InvalidInputError, exit 3, before anything is touched), then apply unattended. Call it
+ * under the cluster's lock (clusterWorkflow), as finish does: it reads and writes the stored copy's state. A joined
  * machine that leaves is only dropped from slurm.conf (never powered down: drain it first). Resolves
  * with finish's plan and, when something changed, the apply's result.
  */
