@@ -24,6 +24,7 @@ export const INTEGRATION = [
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
+  'test/lib/tasks/status/joined-status.test.ts',
   // slapd of the test's own.
   'test/lib/tasks/add-user/add-user-workflow.test.ts',
   'test/lib/tasks/remove-user/remove-user.test.ts',
