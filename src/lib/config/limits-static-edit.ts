@@ -19,7 +19,7 @@ export function staticEntry(spec: Omit<StaticNodeSpec, 'name' | 'where'>): Recor
   return {
     address: spec.address,
     controller: spec.controller,
-    ssh: {user: spec.ssh.user, port: spec.ssh.port, hostKey: spec.ssh.hostKey},
+    ssh: {user: spec.ssh.user, port: spec.ssh.port, hostKey: spec.ssh.hostKey, ...(spec.ssh.key === undefined ? {} : {key: spec.ssh.key})},
     hardware: {sockets: spec.hardware.sockets, coresPerSocket: spec.hardware.coresPerSocket, threadsPerCore: spec.hardware.threadsPerCore, realMemory: spec.hardware.realMemory},
     ...(spec.slurmVersion === undefined ? {} : {slurmVersion: spec.slurmVersion}),
     shared: spec.shared,

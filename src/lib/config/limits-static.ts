@@ -16,7 +16,7 @@ import {keyText, showValue as show, type YamlFile, type YamlPath, zodProblems} f
 export const STATIC_NODE_NAME = /^[a-z][a-z0-9-]{0,39}$/
 /** The keys of one entry, in the order citc writes them (limits-static-edit.ts). */
 export const STATIC_KEYS = ['address', 'controller', 'ssh', 'hardware', 'slurmVersion', 'shared', 'partitions', 'features', 'weight'] as const
-export const STATIC_SSH_KEYS = ['user', 'port', 'hostKey'] as const
+export const STATIC_SSH_KEYS = ['user', 'port', 'hostKey', 'key'] as const
 export const STATIC_HARDWARE_KEYS = ['sockets', 'coresPerSocket', 'threadsPerCore', 'realMemory'] as const
 /** The first feature of every joined machine (jobs may ask for it: --constraint static). */
 export const STATIC_FEATURE = 'static'
@@ -58,6 +58,11 @@ const staticSchema = z.strictObject({
       hostKey: z
         .string({error: (iss) => `ssh.hostKey must be a fingerprint "SHA256:…", not ${show(iss.input)}`})
         .regex(FINGERPRINT, {error: (iss) => `${JSON.stringify(iss.input)} is not an OpenSSH fingerprint; write "SHA256:" and 43 base64 characters, as ssh-keygen -lf prints it`}),
+      // The private key's path on the management node (node add's --key), for remove and destroy.
+      key: z
+        .string({error: (iss) => `ssh.key must be the absolute path of a private key, not ${show(iss.input)}`})
+        .regex(/^\/\S*$/, {error: (iss) => `${JSON.stringify(iss.input)} is not an absolute path; write the private key's path, e.g. /root/.ssh/id_ed25519`})
+        .optional(),
     },
     {error: (iss) => `ssh must be a map such as {user: root, port: 22, hostKey: "SHA256:…"}, not ${show(iss.input)}`},
   ),
@@ -154,7 +159,7 @@ export function readStaticNodes(
       name,
       address: v.address,
       controller: v.controller,
-      ssh: {user: v.ssh.user, port: v.ssh.port, hostKey: v.ssh.hostKey},
+      ssh: {user: v.ssh.user, port: v.ssh.port, hostKey: v.ssh.hostKey, ...(v.ssh.key === undefined ? {} : {key: v.ssh.key})},
       hardware: {sockets: v.hardware.sockets, coresPerSocket: v.hardware.coresPerSocket, threadsPerCore: v.hardware.threadsPerCore, realMemory: v.hardware.realMemory},
       ...(v.slurmVersion === undefined ? {} : {slurmVersion: v.slurmVersion}),
       shared: v.shared ?? 'nfs',

@@ -41,7 +41,8 @@ export interface StaticNodeSpec {
   address: string
   /** The management node's address as this machine reaches it (SlurmctldHost's addr, conf-server, LDAP, NFS). */
   controller: string
-  ssh: {user: string; port: number; hostKey: string}
+  /** How citc logs in: user, port, the pinned host key, and the private key's path on the management node (node add's --key). */
+  ssh: {user: string; port: number; hostKey: string; key?: string}
   /** realMemory in MiB as written to slurm.conf. */
   hardware: {sockets: number; coresPerSocket: number; threadsPerCore: number; realMemory: number}
   /** The slurmd version installed (for status). */
