@@ -61,7 +61,7 @@ interface AddContext extends WorkflowContext {
   controller: Controller
   dir: string
   workDir: string
-  logFile: string
+  log: string
   limitsText: string
   stored: StaticNodeSpec[]
   ctl?: ClusterFacts
@@ -102,7 +102,7 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
       controller,
       dir: paths.dir,
       workDir,
-      logFile: wf.logFile('node-add'),
+      log: wf.logFile('node-add'),
       limitsText,
       stored: storedStaticNodes(limitsText, record),
       candidates: input.hosts.map((host) => ({
@@ -129,7 +129,7 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
         await confirmOrRefuse(io, `Join ${ctx.specs.map((s) => s.name).join(', ')} to ${record.name}?`)
         wf.signal.throwIfAborted()
         await wf.steps([serveMachines, configureMachines, proveKeys, updateConfiguration, waitIdle], ctx)
-        io.note(`Joined: ${ctx.specs.map((s) => s.name).join(', ')}. Full log: ${ctx.logFile}`)
+        io.note(`Joined: ${ctx.specs.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
         return {...doc, applied: true}
       })
     } finally {
@@ -270,7 +270,7 @@ function playbookRun(ctx: AddContext, task: {output: string}): PlaybookRun {
     packageRoot: PACKAGE_ROOT,
     baseVars: playbookVars(ctx.record, PACKAGE_ROOT),
     workDir: ctx.workDir,
-    logFile: ctx.logFile,
+    logFile: ctx.log,
     signal: ctx.signal,
     onTask: (name) => {
       task.output = name

@@ -37,7 +37,7 @@ interface RemoveContext extends WorkflowContext {
   controller: Controller
   dir: string
   workDir: string
-  logFile: string
+  log: string
   limitsText: string
   leaving: StaticNodeSpec[]
   remaining: StaticNodeSpec[]
@@ -76,7 +76,7 @@ export async function runNodeRemove(io: Io, input: NodeRemoveInput, dataDir: str
       controller,
       dir: paths.dir,
       workDir,
-      logFile: wf.logFile('node-remove'),
+      log: wf.logFile('node-remove'),
       limitsText,
       leaving,
       remaining: stored.filter((s) => !input.names.includes(s.name)),
@@ -89,7 +89,7 @@ export async function runNodeRemove(io: Io, input: NodeRemoveInput, dataDir: str
       await transport.run(['rm', '-rf', workDir]).catch(() => undefined)
     }
     for (const w of ctx.warnings) io.note(`warning: ${w}`)
-    io.note(`Removed: ${leaving.map((s) => s.name).join(', ')}. Full log: ${ctx.logFile}`)
+    io.note(`Removed: ${leaving.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
     return {cluster: name, removed: leaving.map((s) => s.name), requeued: ctx.requeued, warnings: ctx.warnings, softwareKept: input.keepSoftware}
   })
 }
@@ -150,7 +150,7 @@ function playbookRun(ctx: RemoveContext, task: {output: string}): PlaybookRun {
     packageRoot: PACKAGE_ROOT,
     baseVars: playbookVars(ctx.record, PACKAGE_ROOT),
     workDir: ctx.workDir,
-    logFile: ctx.logFile,
+    logFile: ctx.log,
     signal: ctx.signal,
     onTask: (name) => (task.output = name),
   }
