@@ -308,7 +308,7 @@ export interface MachineOptions {
   /** A public key line, written to the machine's /root/.ssh/authorized_keys at each start. */
   authorizedKey: string
   /** A host directory bind-mounted at the same path inside: the STAND-IN for the cluster's NFS
-   *  mount (this kernel has no NFS), not NFS itself. */
+   *  mount (this kernel has no NFS), not NFS itself. Made on the host if missing; bound at each start. */
   sharedDir?: string
   /** How long a boot may take until sshd answers; default 30 s. */
   bootTimeoutMs?: number
@@ -462,7 +462,12 @@ function mountsUnder(dir: string): string[] {
 export async function startMachine(o: MachineOptions): Promise<Machine> {
   exitHook()
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(o.name)) throw new Error(`machines fixture: ${o.name} is not a hostname`)
-  if (o.sharedDir !== undefined && !(o.sharedDir.startsWith('/') && existsSync(o.sharedDir))) throw new Error(`machines fixture: sharedDir ${o.sharedDir} is not an existing absolute path`)
+  if (o.sharedDir !== undefined) {
+    if (!o.sharedDir.startsWith('/')) throw new Error(`machines fixture: sharedDir ${o.sharedDir} is not an absolute path`)
+    // Made if missing (a machine may start before the cluster that fills it): the bind is of this
+    // directory, so a host that replaces it later needs the machine restarted to see the new one.
+    mkdirSync(o.sharedDir, {recursive: true, mode: 0o755})
+  }
   const address = o.net.addrFor(o.index)
   const dir = mkdtempSync(join(tmpdir(), `citc-machine-${o.name}-`))
   for (const d of ['upper', 'work', 'merged']) mkdirSync(join(dir, d))
