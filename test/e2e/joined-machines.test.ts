@@ -167,12 +167,14 @@ describe('machines join a local cluster (citc node add / remove)', () => {
   it('a wrong munge key shows as the node’s reason, with what to do', async () => {
     const ws2 = machines[1]
     ws2.exec(['sh', '-c', 'dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null && chmod 0400 /etc/munge/munge.key && chown munge:munge /etc/munge/munge.key && service munge restart && service slurmd restart'])
-    const r = await until('citc nodes to show the munge problem', 240_000, async () => {
-      const n = await citc(['nodes', '-c', NAME, '--json'], {env})
-      const node = (n.json().nodes as {name: string; hint?: string; reason?: string}[]).find((x) => x.name === 'ws2')
-      return /munge/i.test(`${node?.reason ?? ''} ${node?.hint ?? ''}`) ? node : undefined
+    type Row = {name: string; hint?: string; reason?: string}
+    let r: Row | undefined
+    await until('citc nodes to show the munge problem', 240_000, () => {
+      const n = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'run.js'), 'nodes', '-c', NAME, '--json'], {env: {...process.env, ...env}, encoding: 'utf8'})
+      r = (JSON.parse(n.stdout).nodes as Row[]).find((x) => x.name === 'ws2')
+      return /munge/i.test(`${r?.reason ?? ''} ${r?.hint ?? ''}`)
     })
-    expect(`${r.reason ?? ''} ${r.hint ?? ''}`).toMatch(/citc node add/)
+    expect(`${r?.reason ?? ''} ${r?.hint ?? ''}`).toMatch(/citc node add/)
     // Joining again puts the cluster's key back.
     const again = await add([ws2.address, '--name', 'ws2'])
     if (again.code !== 0) throw new Error(`node add ws2 again failed (${again.code}):\n${again.stdout}\n${again.stderr}`)

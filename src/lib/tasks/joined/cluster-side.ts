@@ -19,7 +19,7 @@ export interface ClusterFacts extends Omit<ControllerFacts, 'now'> {
 
 export async function clusterFacts(t: Transport, controller: Controller, signal?: AbortSignal): Promise<ClusterFacts> {
   const v = await t.run(['slurmctld', '-V'], {timeoutMs: 20_000, signal})
-  const version = /slurm\s+(\S+)/.exec(v.stdout)?.[1]
+  const version = /slurm(?:-wlm)?\s+(\d\S*)/.exec(v.stdout)?.[1]
   if (!version) throw remoteError(`cannot read slurmctld's version on ${t.description}: ${(v.stderr || v.stdout).trim()}`)
   const pkg = await t.run(['dpkg-query', '-W', '-f=${Version}', 'slurmctld'], {timeoutMs: 20_000, signal})
   if (!(await controller.ping())) {
