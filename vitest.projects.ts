@@ -24,6 +24,7 @@ export const INTEGRATION = [
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
+  'test/lib/tasks/status/joined-status.test.ts',
   // slapd of the test's own.
   'test/lib/tasks/add-user/add-user-workflow.test.ts',
   'test/lib/tasks/remove-user/remove-user.test.ts',
@@ -33,6 +34,8 @@ export const INTEGRATION = [
   'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
   'test/lib/transport/ssh/index.test.ts',
+  // Machines made of namespaces (root): test/helpers/machines.ts's own proof.
+  'test/helpers/machines.test.ts',
   // ansible-playbook.
   'test/lib/tools/ansible.test.ts',
   'test/playbooks/group-vars.test.ts',

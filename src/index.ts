@@ -9,7 +9,9 @@ import Create from './commands/create.js'
 import Destroy from './commands/destroy.js'
 import Doctor from './commands/doctor.js'
 import Finish from './commands/finish.js'
+import NodeAdd from './commands/node/add.js'
 import NodeFail from './commands/node/fail.js'
+import NodeRemove from './commands/node/remove.js'
 import NodeResume from './commands/node/resume.js'
 import NodeSuspend from './commands/node/suspend.js'
 import NodeSync from './commands/node/sync.js'
@@ -32,7 +34,9 @@ export const commands = {
   destroy: Destroy,
   doctor: Doctor,
   finish: Finish,
+  'node:add': NodeAdd,
   'node:fail': NodeFail,
+  'node:remove': NodeRemove,
   'node:resume': NodeResume,
   'node:suspend': NodeSuspend,
   'node:sync': NodeSync,

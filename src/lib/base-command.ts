@@ -37,10 +37,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected flags!: BaseFlags<T>
   protected args!: Interfaces.InferredArgs<T['args']>
+  /** Every argument given, in order (a command with `strict = false` takes any number). */
+  protected argList!: string[]
 
   public async init(): Promise<void> {
     await super.init()
-    const {args, flags} = await this.parse({
+    const {args, argv, flags} = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
       enableJsonFlag: this.ctor.enableJsonFlag,
@@ -49,6 +51,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     this.flags = flags as BaseFlags<T>
     this.args = args as Interfaces.InferredArgs<T['args']>
+    this.argList = argv as string[]
   }
 
   /** The renderer for task lists of this run. */

@@ -68,6 +68,7 @@ const rendered = generateConfig({
       {shape: 'g6.xlarge', count: 2, where: 'l:2:1'},
       {shape: 'c5.xlarge', count: 2, where: 'l:3:1'},
     ],
+    staticNodes: [],
     partitions: [],
     settings: {},
   },

@@ -10,10 +10,11 @@ import type {CommonCloudSettings} from '../providers/cloud-inputs.js'
 import type {CloudSettings} from '../providers/cluster-view.js'
 import {isCloud, PROVIDER_MODULES, PROVIDER_NAMES, type Provider} from '../providers/registry.js'
 import {CLUSTER_NAME} from '../cluster-name.js'
+import {FINGERPRINT} from '../ssh-fingerprint.js'
 
 export {CLUSTER_NAME} from '../cluster-name.js'
 /** OpenSSH's fingerprint of a host key: "SHA256:" and the base64 of the digest without padding. */
-export const HOST_KEY_FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
+export const HOST_KEY_FINGERPRINT = FINGERPRINT
 
 export const DEFAULT_SLURM_CONF = '/mnt/shared/etc/slurm/slurm.conf'
 export const DEFAULT_PROGRAMS_DIR = '/usr/local/libexec/citc'

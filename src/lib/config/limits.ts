@@ -4,8 +4,9 @@
 //
 // Two forms are accepted:
 // - CitC's, verbatim: `shape: count` (aws, google, local) or `shape: {AD: count}` (oracle).
-// - The extended form, recognised by a top-level `shapes:` (or `partitions:` / `slurm:`) key:
-//   shapes (short `shape: count` or `{count, partitions, weight, features, gpu}`), partitions, slurm.
+// - The extended form, recognised by a top-level `shapes:` (or `partitions:` / `slurm:` / `static:`) key:
+//   shapes (short `shape: count` or `{count, partitions, weight, features, gpu}`), partitions, slurm,
+//   and static: the machines that joined the cluster (limits-static.ts).
 import {isMap, isScalar, isSeq, type Node as YamlNode} from 'yaml'
 import {z} from 'zod'
 
@@ -14,6 +15,7 @@ import {PROVIDER_MODULES, providerModule, type Provider} from '../providers/regi
 import type {Gpu, ShapeCatalogue} from '../shapes/types.js'
 import {isManagedKey} from '../slurm/managed-keys.js'
 import type {Limits, LimitsEntry, PartitionSpec} from '../slurm/limits-types.js'
+import {readStaticNodes} from './limits-static.js'
 import {byPosition, didYouMean, keyText, parseYamlDocument, showValue as show, type YamlFile, type YamlPath, zodProblems} from './yaml.js'
 import {DEFAULT_PARTITION, MAX_COUNT, MAX_WEIGHT} from '../slurm/nodes.js'
 
@@ -26,10 +28,12 @@ export interface ParseLimitsOptions {
   suggest: (name: string) => string[]
   /** Oracle: the management node's shape and AD, subtracted once from the limits. */
   mgmt?: {shape: string; ad?: number}
+  /** The cluster's id: a joined machine's name may not look like one of its elastic nodes' (`<clusterId>-…`). */
+  clusterId?: string
 }
 
 /** The top-level keys of the extended form. */
-const EXTENDED_KEYS = ['shapes', 'partitions', 'slurm'] as const
+const EXTENDED_KEYS = ['shapes', 'partitions', 'slurm', 'static'] as const
 /** The keys of a shape in the extended form. */
 const SHAPE_KEYS = ['count', 'partitions', 'weight', 'features', 'gpu'] as const
 const PARTITION_KEYS = ['default', 'maxTime', 'options'] as const
@@ -119,7 +123,7 @@ interface PartitionRef {
 }
 
 function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputProblem[]): Limits {
-  const limits: Limits = {entries: [], partitions: [], settings: {}}
+  const limits: Limits = {entries: [], staticNodes: [], partitions: [], settings: {}}
   const root = yaml.node([])
   if (root === undefined || (isScalar(root) && root.value === null)) return limits // empty or comments only
   if (!isMap(root)) {
@@ -149,7 +153,7 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
       yaml.problem(
         [key],
         `unknown top-level key ${JSON.stringify(key)}; ` +
-          (guess.length > 0 ? `did you mean ${guess.map((g) => JSON.stringify(g)).join(' or ')}?` : 'in the extended form the top level has only shapes, partitions and slurm'),
+          (guess.length > 0 ? `did you mean ${guess.map((g) => JSON.stringify(g)).join(' or ')}?` : 'in the extended form the top level has only shapes, partitions, slurm and static'),
       ),
     )
   }
@@ -160,6 +164,9 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
   } else if (shapes !== undefined && !isNull(shapes)) {
     problems.push(yaml.problem(['shapes'], `shapes must be a map of shape names to counts, e.g. "c5.xlarge: 4", not ${show(toPlain(yaml, ['shapes']))}`))
   }
+
+  // Joined machines: their partitions are checked with the shapes' below.
+  limits.staticNodes = readStaticNodes(yaml, {clusterId: opts.clusterId}, refs, problems)
 
   const partitionsNode = yaml.node(['partitions'])
   // An empty `partitions:` counts as no section.
@@ -504,7 +511,11 @@ function managedKeyAdvice(key: string): string {
   }
   if (is('GresTypes')) return 'citc sets GresTypes itself when a shape has GPUs; remove it and use gpu: {count, model} on the shape instead'
   if (is('Include')) return 'citc sets the file layout itself; remove Include and put each setting under slurm: as Key: value'
-  if (is('SuspendExcNodes', 'SuspendExcParts', 'CommunicationParameters', 'PrivateData', 'SlurmctldParameters', 'ReturnToService', 'TreeWidth')) {
+  if (is('SrunPortRange')) {
+    return 'citc sets SrunPortRange itself when machines join the cluster (the ports srun listens on, for their firewalls); remove it'
+  }
+  if (is('SuspendExcNodes')) return 'citc sets SuspendExcNodes itself: joined machines (static:) are never powered down; remove it'
+  if (is('SuspendExcParts', 'CommunicationParameters', 'PrivateData', 'SlurmctldParameters', 'ReturnToService', 'TreeWidth')) {
     return `citc sets ${key} itself (elastic cloud nodes depend on its value); remove it`
   }
   return `citc sets ${key} itself when it sets up the cluster; remove it`

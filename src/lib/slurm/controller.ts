@@ -15,7 +15,29 @@ export interface NodeState {
   features?: string
   gres?: string
   partitions?: string
+  /** NodeAddr: where slurmctld reaches the node's slurmd. */
+  address?: string
+  /** NodeHostName (the node name unless set otherwise). */
+  hostName?: string
+  /** slurmd's port (Port=; absent when the default). */
+  port?: number
+  /** The slurmd version the node registered with (Version=); absent until it has registered. */
+  version?: string
+  /** When its slurmd last started and registered (SlurmdStartTime), controller-local ISO time. */
+  slurmdStartTime?: string
+  /** When it last had work (LastBusyTime). */
+  lastBusyTime?: string
 }
+
+/** Separates `scontrol show config` from the log lines in versionAndLog's one call. */
+const LOG_MARK = '--- citc: slurmctld log ---'
+
+/**
+ * The slurmctld log lines (grep -E) that say why a node cannot join: munge credential errors with the
+ * peer's address, the peer's numeric address by port, a node whose slurm.conf differs, nodes not
+ * responding and responding again. controller-log.ts parses them.
+ */
+export const CONTROLLER_LOG_SIGNALS = 'Munge decode failed|has authentication error|slurm_receive_msg \\[|different slurm\\.conf|not responding|now responding'
 
 export interface ControllerOptions {
   confPath: string
@@ -97,6 +119,38 @@ export class Controller {
     return {now: Number(now.trim()), lines: lines.join('\n')}
   }
 
+  /**
+   * slurmctld's own version and the lines of its log that say why a machine cannot join, in one call:
+   * `scontrol show config` (SLURM_VERSION there is the controller's, SlurmctldLogFile where it logs),
+   * then only the last `tailBytes` of that log, filtered on the management node to CONTROLLER_LOG_SIGNALS
+   * and at most `maxLines` lines (a busy log must not travel whole over SSH). A log that cannot be read
+   * (no log file, a login user without the permission) is said in logError, never an exception.
+   */
+  async versionAndLog(opts: {tailBytes?: number; maxLines?: number} = {}): Promise<{version?: string; logFile?: string; log: string; logError?: string}> {
+    const script = [
+      'bytes=$1; lines=$2; pattern=$3; shift 3',
+      'cfg=$("$@") || exit 3',
+      'printf "%s\\n" "$cfg"',
+      `echo '${LOG_MARK}'`,
+      'log=$(printf "%s\\n" "$cfg" | sed -n "s/^SlurmctldLogFile *= *//p")',
+      'case "$log" in ""|"(null)") echo "slurmctld logs to syslog or the journal (no SlurmctldLogFile)" >&2; exit 0;; esac',
+      'if [ ! -r "$log" ]; then echo "cannot read $log" >&2; exit 0; fi',
+      'tail -c "$bytes" -- "$log" | grep -E -e "$pattern" | tail -n "$lines"',
+      'exit 0',
+    ].join('\n')
+    const argv = ['sh', '-c', script, 'sh', String(opts.tailBytes ?? 2 * 1024 * 1024), String(opts.maxLines ?? 5000), CONTROLLER_LOG_SIGNALS, ...this.slurmArgv('scontrol', ['show', 'config'])]
+    const r = await this.transport.run(argv, {timeoutMs: 30_000})
+    if (r.exitCode !== 0) throw remoteError(`scontrol show config failed: ${(r.stderr || r.stdout).trim()}`)
+    const at = r.stdout.indexOf(`${LOG_MARK}\n`)
+    const config = at === -1 ? r.stdout : r.stdout.slice(0, at)
+    const value = (key: string) => new RegExp(`^${key}\\s*=\\s*(.*)$`, 'm').exec(config)?.[1].trim()
+    const logFile = value('SlurmctldLogFile')
+    return {
+      ...defined({version: value('SLURM_VERSION'), logFile: logFile === '(null)' ? undefined : logFile, logError: r.stderr.trim() || undefined}),
+      log: at === -1 ? '' : r.stdout.slice(at + LOG_MARK.length + 1),
+    }
+  }
+
   async update(args: string[]): Promise<void> {
     await this.transport.check(this.slurmArgv('scontrol', ['update', ...args]), {timeoutMs: 30_000})
   }
@@ -138,9 +192,25 @@ export function parseNodeStates(text: string): NodeState[] {
       features: pairs.get('AvailableFeatures'),
       gres: pairs.get('Gres'),
       partitions: pairs.get('Partitions'),
+      ...defined({
+        address: pairs.get('NodeAddr'),
+        hostName: pairs.get('NodeHostName'),
+        port: num('Port'),
+        version: pairs.get('Version'),
+        slurmdStartTime: time(pairs.get('SlurmdStartTime')),
+        lastBusyTime: time(pairs.get('LastBusyTime')),
+      }),
     })
   }
   return out
+}
+
+/** Slurm writes "None" or "Unknown" for a time it does not have. */
+const time = (v: string | undefined) => (v && /^\d{4}-\d\d-\d\dT/.test(v) ? v : undefined)
+
+/** Only the keys that have a value (so a parsed node compares equal to one written by hand). */
+function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && !(typeof v === 'number' && Number.isNaN(v)))) as Partial<T>
 }
 
 /** A node that is up (or coming up) as a machine, as opposed to powered down. */

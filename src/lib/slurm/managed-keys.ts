@@ -24,11 +24,16 @@ const BLOCK_KEYS = [
   'GresTypes',
   'NodeName',
   'PartitionName',
+  // with joined machines only (CONDITIONAL_BLOCK_KEYS)
+  'SuspendExcNodes',
+  'SrunPortRange',
 ] as const
+
+/** Block keys written only with joined machines; without them a line of the admin's stays theirs. */
+const CONDITIONAL_BLOCK_KEYS = ['SuspendExcNodes', 'SrunPortRange'] as const
 
 const MANAGED_KEYS = [
   ...BLOCK_KEYS,
-  'SuspendExcNodes',
   'SuspendExcParts',
   'NodeSet',
   // the cluster's identity and layout, written by the management playbook and the base of slurm.conf
@@ -46,6 +51,8 @@ const MANAGED_KEYS = [
 const lower = (keys: readonly string[]) => new Set(keys.map((k) => k.toLowerCase()))
 const managed = lower(MANAGED_KEYS)
 const block = lower(BLOCK_KEYS)
+const conditional = lower(CONDITIONAL_BLOCK_KEYS)
 
 export const isManagedKey = (key: string): boolean => managed.has(key.toLowerCase())
 export const isBlockKey = (key: string): boolean => block.has(key.toLowerCase())
+export const isConditionalBlockKey = (key: string): boolean => conditional.has(key.toLowerCase())

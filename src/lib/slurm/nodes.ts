@@ -1,6 +1,6 @@
 // From validated limits and a shape catalogue to node groups: one group per shape (and AD on oracle),
 // which becomes exactly one NodeName line. Pure: no I/O.
-import type {Limits, LimitsEntry, PartitionSpec} from './limits-types.js'
+import type {Limits, LimitsEntry, PartitionSpec, StaticNodeSpec} from './limits-types.js'
 import type {Arch, Gpu, Shape, ShapeCatalogue} from '../shapes/types.js'
 import type {SlurmProfile} from './profile.js'
 
@@ -33,12 +33,33 @@ export interface NodeGroup {
   sharedAddress?: {addr: string; firstPort: number}
 }
 
+/** A joined machine (limits.yaml's static:) as slurm.conf describes it: one static NodeName line. */
+export interface StaticNode {
+  name: string
+  /** NodeAddr. */
+  address: string
+  /** The management node's address as the machine reaches it (SlurmctldHost's addr). */
+  controller: string
+  sockets: number
+  coresPerSocket: number
+  threadsPerCore: number
+  cpus: number
+  realMemory: number
+  /** "static", then the user's extra ones. */
+  features: string[]
+  weight: number
+  partitions: string[]
+}
+
+/** A joined machine's Weight when limits.yaml gives none: lower than any elastic group's, so it fills first. */
+export const STATIC_WEIGHT = 1
+
 export interface PartitionDef {
   name: string
   default: boolean
   maxTime?: string
   options: Record<string, string>
-  /** Hostlists of the groups in this partition (empty = no nodes). */
+  /** Hostlists of the groups in this partition, then the joined machines' names (empty = no nodes). */
   nodes: string[]
 }
 
@@ -93,7 +114,7 @@ export interface BuildOptions {
   sharedNodeAddress?: SlurmProfile['sharedNodeAddress']
 }
 
-export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: NodeGroup[]; partitions: PartitionDef[]} {
+export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: NodeGroup[]; staticNodes: StaticNode[]; partitions: PartitionDef[]} {
   const partitionSpecs: PartitionSpec[] =
     limits.partitions.length > 0 ? limits.partitions : [{name: DEFAULT_PARTITION, default: true, options: {}}]
   const defaultPartition = (partitionSpecs.find((p) => p.default) ?? partitionSpecs[0]).name
@@ -109,14 +130,33 @@ export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: No
     return group
   })
 
+  const staticNodes = limits.staticNodes.map((spec) => toStaticNode(spec, defaultPartition))
+
   const partitions = partitionSpecs.map((p) => ({
     name: p.name,
     default: p.name === defaultPartition,
     maxTime: p.maxTime,
     options: p.options,
-    nodes: groups.filter((g) => g.partitions.includes(p.name)).map((g) => g.hostlist),
+    nodes: [...groups.filter((g) => g.partitions.includes(p.name)).map((g) => g.hostlist), ...staticNodes.filter((n) => n.partitions.includes(p.name)).map((n) => n.name)],
   }))
-  return {groups, partitions}
+  return {groups, staticNodes, partitions}
+}
+
+function toStaticNode(spec: StaticNodeSpec, defaultPartition: string): StaticNode {
+  const h = spec.hardware
+  return {
+    name: spec.name,
+    address: spec.address,
+    controller: spec.controller,
+    sockets: h.sockets,
+    coresPerSocket: h.coresPerSocket,
+    threadsPerCore: h.threadsPerCore,
+    cpus: h.sockets * h.coresPerSocket * h.threadsPerCore,
+    realMemory: h.realMemory,
+    features: ['static', ...(spec.features ?? [])],
+    weight: spec.weight ?? STATIC_WEIGHT,
+    partitions: spec.partitions ?? [defaultPartition],
+  }
 }
 
 function toGroup(entry: LimitsEntry, opts: BuildOptions, defaultPartition: string): NodeGroup {

@@ -5,7 +5,7 @@ import {createTwoFilesPatch} from 'diff'
 import {parseConfLines} from './conf-parse.js'
 import {compressHostlist, expandHostlist} from './hostlist.js'
 import {featureValue} from './nodes.js'
-import {CHAINED_PROLOG_PREFIX, extractManagedBlock, outsideManagedBlock} from './render.js'
+import {CHAINED_PROLOG_PREFIX, DISPLACED_PREFIX, extractManagedBlock, outsideManagedBlock} from './render.js'
 
 export interface ShapeChange {
   shape: string
@@ -24,19 +24,29 @@ export interface FinishPlan {
   changed: boolean
   /** Node count per shape (and AD) where it differs. */
   shapes: ShapeChange[]
-  /** Hostlists of the nodes that appear and disappear. */
+  /** Hostlists of the elastic (State=CLOUD) nodes that appear and disappear; joined machines are in `staticNodes`. */
   addedNodes: string
   removedNodes: string
   removedNodeCount: number
   /** Hostlists of NodeName lines whose definition (CPUs, memory, features, GPUs…) changed. */
   redefinedNodes: string[]
+  /**
+   * Joined machines (static lines, no State=CLOUD) by name. They are never powered down: one that leaves
+   * is only dropped (citc node remove drains it first), one that changes needs only the restart.
+   */
+  staticNodes: {added: string[]; removed: string[]; changed: string[]}
   partitions: {added: string[]; removed: string[]; changed: string[]}
   gpus: Array<{shape: string; before?: string; after?: string}>
   settings: SettingChange[]
-  /** Slurm 22.05 takes node changes (and PrologSlurmctld) only on a slurmctld restart; other settings need only reconfigure. */
+  /**
+   * Slurm 22.05 takes node changes (and PrologSlurmctld) only on a slurmctld restart; other settings need
+   * only reconfigure. A reconfigure after a NodeName line is added kills slurmctld 22.05.8: never alone.
+   */
   needsRestart: boolean
-  /** The part of slurm.conf outside the managed block changed too (citc commented out a moved key). */
+  /** The part of slurm.conf outside the managed block changed too (a moved key commented out, SlurmctldHost's address). */
   outsideBlockChanged: boolean
+  /** citc commented out settings outside the block that the block now writes. */
+  displacedSettings: boolean
   gresChanged: boolean
   unifiedDiff: string
 }
@@ -51,11 +61,15 @@ interface NodeLineInfo {
 
 function readBlock(block: string | undefined) {
   const nodes: NodeLineInfo[] = []
+  /** Joined machines: name → line. */
+  const statics = new Map<string, string>()
   const partitions = new Map<string, string>()
   const settings = new Map<string, {key: string; value: string}>()
   for (const entry of parseConfLines(block ?? '')) {
     const k = entry.key.toLowerCase()
-    if (k === 'nodename') {
+    if (k === 'nodename' && entry.pairs.get('state')?.toUpperCase() !== 'CLOUD') {
+      statics.set(entry.value, entry.line)
+    } else if (k === 'nodename') {
       const features = entry.pairs.get('features')
       const ad = featureValue(features, 'ad')
       nodes.push({
@@ -71,7 +85,7 @@ function readBlock(block: string | undefined) {
       settings.set(k, {key: entry.key, value: entry.value})
     }
   }
-  return {nodes, partitions, settings}
+  return {nodes, statics, partitions, settings}
 }
 
 const groupKey = (n: {shape: string; ad?: number}) => (n.ad === undefined ? n.shape : `${n.shape} (AD ${n.ad})`)
@@ -129,6 +143,13 @@ export function planFinish(input: {
     if (b !== a && (b || a)) gpus.push({shape: key, before: b, after: a})
   }
 
+  const staticNodes = {
+    added: [...after.statics.keys()].filter((n) => !before.statics.has(n)),
+    removed: [...before.statics.keys()].filter((n) => !after.statics.has(n)),
+    changed: [...after.statics.keys()].filter((n) => before.statics.has(n) && before.statics.get(n) !== after.statics.get(n)),
+  }
+  const staticChanged = staticNodes.added.length + staticNodes.removed.length + staticNodes.changed.length > 0
+
   const partitions = {
     added: [...after.partitions.keys()].filter((p) => !before.partitions.has(p)),
     removed: [...before.partitions.keys()].filter((p) => !after.partitions.has(p)),
@@ -154,6 +175,12 @@ export function planFinish(input: {
   const outsideBefore = outsideManagedBlock(input.currentConf ?? '')
   const outsideAfter = outsideManagedBlock(input.newConf)
   const outsideBlockChanged = input.currentConf !== undefined && outsideBefore !== outsideAfter
+  // Joined machines move SlurmctldHost's address (render.ts withSlurmctldHost): a setting to the admin.
+  const hostBefore = slurmctldHost(outsideBefore)
+  const hostAfter = slurmctldHost(outsideAfter)
+  if (input.currentConf !== undefined && hostBefore !== hostAfter) settings.push({key: 'SlurmctldHost', before: hostBefore, after: hostAfter})
+  const displaced = (text: string) => text.split('\n').filter((l) => l.startsWith(DISPLACED_PREFIX)).length
+  const displacedSettings = input.currentConf !== undefined && displaced(outsideAfter) > displaced(outsideBefore)
   const gresChanged = (input.currentGres ?? '') !== input.newGres
   const changed = input.currentConf !== input.newConf || gresChanged
 
@@ -170,6 +197,7 @@ export function planFinish(input: {
     removedNodes: removed.length > 0 ? compressHostlist(removed) : '',
     removedNodeCount: removed.length,
     redefinedNodes,
+    staticNodes,
     partitions,
     gpus,
     settings,
@@ -178,13 +206,20 @@ export function planFinish(input: {
       added.length > 0 ||
       removed.length > 0 ||
       redefinedNodes.length > 0 ||
+      staticChanged ||
       gresChanged ||
       outsideBlockChanged ||
       prologChanged,
     outsideBlockChanged,
+    displacedSettings,
     gresChanged,
     unifiedDiff,
   }
+}
+
+/** The first SlurmctldHost (or ControlMachine) value of a slurm.conf part. */
+function slurmctldHost(text: string): string | undefined {
+  return parseConfLines(text).find((e) => /^(slurmctldhost|controlmachine)$/i.test(e.key))?.value
 }
 
 export const gresPath = (confPath: string) => confPath.replace(/[^/]*$/, 'gres.conf')
@@ -200,12 +235,15 @@ export function describePlan(plan: FinishPlan): string[] {
   }
   if (plan.removedNodes) out.push(`  nodes removed: ${plan.removedNodes} (drained and powered down first if running)`)
   for (const h of plan.redefinedNodes) out.push(`~ node definition changed: ${h}`)
+  for (const n of plan.staticNodes.added) out.push(`+ joined machine ${n}`)
+  for (const n of plan.staticNodes.removed) out.push(`- joined machine ${n} leaves the configuration (never powered down: citc node remove drains it and cleans the machine)`)
+  for (const n of plan.staticNodes.changed) out.push(`~ joined machine ${n}: definition changed`)
   for (const g of plan.gpus) out.push(`~ GPUs of ${g.shape}: ${g.before ?? 'none'} → ${g.after ?? 'none'}`)
   for (const p of plan.partitions.added) out.push(`+ partition ${p}`)
   for (const p of plan.partitions.removed) out.push(`- partition ${p}`)
   for (const p of plan.partitions.changed) out.push(`~ partition ${p}`)
   for (const s of plan.settings) out.push(`~ ${s.key}: ${s.before ?? '(unset)'} → ${s.after ?? '(unset)'}`)
-  if (plan.outsideBlockChanged) out.push('~ settings outside the managed block that citc now manages are commented out')
+  if (plan.displacedSettings) out.push('~ settings outside the managed block that citc now manages are commented out')
   out.push(plan.needsRestart ? 'slurmctld will be restarted (node and PrologSlurmctld changes need a restart).' : 'slurmctld will be reconfigured (no restart).')
   return out
 }

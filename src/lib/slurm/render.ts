@@ -3,9 +3,9 @@
 import {posix} from 'node:path'
 
 import {CitcError} from '../errors.js'
-import {parseConfLine} from './conf-parse.js'
-import {isBlockKey} from './managed-keys.js'
-import type {NodeGroup, PartitionDef} from './nodes.js'
+import {parseConfLine, parseConfLines} from './conf-parse.js'
+import {isBlockKey, isConditionalBlockKey} from './managed-keys.js'
+import type {NodeGroup, PartitionDef, StaticNode} from './nodes.js'
 import type {PowerTimings, SlurmProfile} from './profile.js'
 
 const START_MARKER = '# STARTNODES'
@@ -37,6 +37,8 @@ export interface BlockInput {
   /** What the cluster's provider needs of Slurm (only whether nodes register their address is read here). */
   slurm: Pick<SlurmProfile, 'nodesRegisterAddress'>
   groups: NodeGroup[]
+  /** Joined machines: static lines, never suspended, configless. Empty: the block is as before they existed. */
+  staticNodes?: StaticNode[]
   partitions: PartitionDef[]
   elastic: ElasticSettings
   /** User-seeded settings from limits.yaml, already checked against the managed keys. */
@@ -48,10 +50,15 @@ export interface BlockInput {
 /** The block's record of a site's own PrologSlurmctld, read by citc's prolog script at every job. */
 export const CHAINED_PROLOG_PREFIX = '#citc-chained-PrologSlurmctld='
 
+/** srun's ports with joined machines: fixed, so a site's firewall can let them through to the management node. */
+export const SRUN_PORT_RANGE = '60001-63000'
+
 
 /** The managed block, between and including the START/END markers, newline-terminated. */
 export function renderManagedBlock(input: BlockInput): string {
   const e = input.elastic
+  const statics = input.staticNodes ?? []
+  const joined = statics.length > 0
   const lines = [
     START_MARKER,
     '# Managed by citc: `citc finish` rewrites everything between STARTNODES and ENDNODES from limits.yaml.',
@@ -64,17 +71,22 @@ export function renderManagedBlock(input: BlockInput): string {
     `SuspendTimeout=${e.suspendTimeout}`,
     `ResumeRate=${e.resumeRate}`,
     `SuspendRate=${e.suspendRate}`,
+    // Joined machines are the site's own: never powered down (a global SuspendTime would suspend them).
+    ...(joined ? [`SuspendExcNodes=${statics.map((n) => n.name).join(',')}`] : []),
     // Cloud nodes change address between power cycles: never cache one.
     'CommunicationParameters=NoAddrCache',
     // Show powered-down nodes to admins only in sinfo, as Slurm recommends for cloud nodes.
     'PrivateData=cloud',
     // idle_on_node_suspend: a suspended node is idle again at once, so a failed node returns to the pool;
-    // cloud_reg_addrs: a cloud node's address is the one it registers from.
-    `SlurmctldParameters=idle_on_node_suspend${input.slurm.nodesRegisterAddress ? ',cloud_reg_addrs' : ''}`,
+    // cloud_reg_addrs: a cloud node's address is the one it registers from; enable_configless: joined
+    // machines' slurmd fetch slurm.conf from slurmctld (--conf-server) instead of a shared file.
+    `SlurmctldParameters=${joined ? 'enable_configless,' : ''}idle_on_node_suspend${input.slurm.nodesRegisterAddress ? ',cloud_reg_addrs' : ''}`,
     // A node that failed and came back answering is usable again without an admin.
     'ReturnToService=2',
     // Cloud nodes may not resolve each other by name: no fan-out through other nodes.
     'TreeWidth=65533',
+    // srun on the management node listens for a joined machine's slurmd: on known ports, not ephemeral ones.
+    ...(joined ? [`SrunPortRange=${SRUN_PORT_RANGE}`] : []),
   ]
   if (e.launchProlog) {
     // A batch job on nodes that were powered down starts when this ends, not on the next 30-s pass.
@@ -90,6 +102,7 @@ export function renderManagedBlock(input: BlockInput): string {
     for (const k of userKeys) lines.push(`${k}=${input.settings[k]}`)
   }
   for (const g of input.groups) lines.push(nodeLine(g))
+  for (const n of statics) lines.push(staticNodeLine(n))
   for (const p of input.partitions) lines.push(partitionLine(p))
   lines.push(END_MARKER)
   return lines.join('\n') + '\n'
@@ -114,6 +127,21 @@ function nodeLine(g: NodeGroup): string {
     parts.push(`NodeAddr=${addr}`, `Port=${g.count === 1 ? firstPort : `[${firstPort}-${last}]`}`)
   }
   return parts.join(' ')
+}
+
+/** A joined machine: no State=CLOUD (it is always there), its own address. */
+function staticNodeLine(n: StaticNode): string {
+  return [
+    `NodeName=${n.name}`,
+    `NodeAddr=${n.address}`,
+    `CPUs=${n.cpus}`,
+    `SocketsPerBoard=${n.sockets}`,
+    `CoresPerSocket=${n.coresPerSocket}`,
+    `ThreadsPerCore=${n.threadsPerCore}`,
+    `RealMemory=${n.realMemory}`,
+    `Features="${n.features.join(',')}"`,
+    `Weight=${n.weight}`,
+  ].join(' ')
 }
 
 function partitionLine(p: PartitionDef): string {
@@ -157,7 +185,7 @@ export interface BaseInput {
 export function renderBase(b: BaseInput, slurm: Pick<SlurmProfile, 'plugins'>): string {
   const logDir = b.logDir ?? '/var/log/slurm'
   const runDir = b.runDir ?? '/run'
-  const host = b.controllerAddr ? `${b.controllerHost}(${b.controllerAddr})` : b.controllerHost
+  const host = slurmctldHostValue(b.controllerHost, b.controllerAddr)
   const lines = [
     `# slurm.conf of citc cluster ${b.clusterId} (provider ${b.provider}).`,
     '# You may edit this part; `citc finish` only rewrites the block between STARTNODES and ENDNODES.',
@@ -201,6 +229,37 @@ export function renderBase(b: BaseInput, slurm: Pick<SlurmProfile, 'plugins'>): 
   return lines.join('\n') + '\n'
 }
 
+/** SlurmctldHost's value: `name(addr)` (nodes need not resolve the name), or the name alone. */
+export function slurmctldHostValue(name: string, addr: string | undefined): string {
+  return addr ? `${name}(${addr})` : name
+}
+
+const SLURMCTLD_HOST_LINE = /^(\s*)(SlurmctldHost|ControlMachine)(\s*=\s*)([^\s(#]+)(\([^)]*\))?(.*)$/i
+
+/**
+ * A slurm.conf whose first SlurmctldHost (the primary controller; later lines are backups) outside the
+ * managed block gives `addr` (or no address): its name is kept, as it must be slurmctld's host name.
+ * Joined machines reach the management node at an address of their own (StaticNodeSpec.controller);
+ * without them it returns to the provider's (SlurmProfile.controllerAddr). A conf without such a line
+ * is returned as it is (Slurm itself would refuse it).
+ */
+export function withSlurmctldHost(conf: string, addr: string | undefined): string {
+  const block = extractManagedBlock(conf)
+  const at = block ? conf.indexOf(block) : -1
+  const head = at === -1 ? conf : conf.slice(0, at)
+  const tail = at === -1 ? '' : conf.slice(at + block!.length)
+  const rewrite = (part: string): {text: string; done: boolean} => {
+    const lines = part.split('\n')
+    const i = lines.findIndex((l) => SLURMCTLD_HOST_LINE.test(l))
+    if (i === -1) return {text: part, done: false}
+    lines[i] = lines[i].replace(SLURMCTLD_HOST_LINE, (_m, indent: string, _key: string, eq: string, name: string, _addr: string | undefined, rest: string) => `${indent}SlurmctldHost${eq}${slurmctldHostValue(name, addr)}${rest}`)
+    return {text: lines.join('\n'), done: true}
+  }
+  const first = rewrite(head)
+  if (first.done) return first.text + (block ?? '') + tail
+  return head + (block ?? '') + rewrite(tail).text
+}
+
 export const DISPLACED_PREFIX = '#citc-moved-into-managed-block# '
 
 /**
@@ -220,9 +279,12 @@ export function mergeSlurmConf(existing: string, block: string): string {
   }
   const before = start === -1 ? lines : lines.slice(0, start)
   const after = start === -1 ? [] : lines.slice(end + 1)
+  // A key the block writes only sometimes (SuspendExcNodes, SrunPortRange: with joined machines) is
+  // the admin's while the block does not write it.
+  const inBlock = new Set(parseConfLines(block).map((e) => e.key.toLowerCase()))
   const displace = (l: string) => {
     const key = /^\s*([A-Za-z]+)\s*=/.exec(l)?.[1]
-    return key && isBlockKey(key) ? DISPLACED_PREFIX + l : l
+    return key && isBlockKey(key) && (!isConditionalBlockKey(key) || inBlock.has(key.toLowerCase())) ? DISPLACED_PREFIX + l : l
   }
   const head = before.map(displace).join('\n')
   const tail = after.map(displace).join('\n')

@@ -62,6 +62,7 @@ describe("CitC's verbatim form", () => {
         {shape: 't3a.medium', count: 3, where: 'limits.yaml:1:1'},
         {shape: 'c5.xlarge', count: 1, where: 'limits.yaml:2:1'},
       ],
+      staticNodes: [],
       partitions: [],
       settings: {},
     })
@@ -87,7 +88,7 @@ describe("CitC's verbatim form", () => {
   })
 
   it('accepts an empty file, {} and a comment-only file as no nodes', () => {
-    const empty = {entries: [], partitions: [], settings: {}}
+    const empty = {entries: [], staticNodes: [], partitions: [], settings: {}}
     expect(parse('')).toEqual(empty)
     expect(parse('{}\n')).toEqual(empty)
     expect(parse(lines('# no nodes yet', '# c5.xlarge: 4'))).toEqual(empty)
@@ -119,6 +120,7 @@ describe('the extended form', () => {
 
   it('parses shapes, partitions and slurm settings', () => {
     expect(parse(text)).toEqual({
+      staticNodes: [],
       entries: [
         {shape: 'c5.xlarge', count: 4, where: 'limits.yaml:2:3'},
         {
@@ -172,9 +174,10 @@ describe('the extended form', () => {
   })
 
   it('accepts shapes: alone, and slurm: or partitions: without shapes', () => {
-    expect(parse(lines('shapes:'))).toEqual({entries: [], partitions: [], settings: {}})
+    expect(parse(lines('shapes:'))).toEqual({entries: [], staticNodes: [], partitions: [], settings: {}})
     expect(parse(lines('slurm:', '  MaxJobCount: 100', '  SchedulerParameters: bf_continue,bf_max_job_test=500'))).toEqual({
       entries: [],
+      staticNodes: [],
       partitions: [],
       settings: {MaxJobCount: '100', SchedulerParameters: 'bf_continue,bf_max_job_test=500'},
     })
@@ -415,7 +418,7 @@ describe('bad input: every problem at its file:line:col', () => {
     expect(problems(lines('shapes:', '  c5.xlarge: 1', 'partition:', '  gpu: {}', 't3a.medium: 2', 'extra: 1'))).toEqual([
       {where: 'limits.yaml:3:1', message: 'partition: unknown top-level key "partition"; did you mean "partitions"?'},
       {where: 'limits.yaml:5:1', message: 't3a.medium: with a shapes: section, every shape goes under it; move "t3a.medium" into shapes:'},
-      {where: 'limits.yaml:6:1', message: 'extra: unknown top-level key "extra"; in the extended form the top level has only shapes, partitions and slurm'},
+      {where: 'limits.yaml:6:1', message: 'extra: unknown top-level key "extra"; in the extended form the top level has only shapes, partitions, slurm and static'},
     ])
   })
 

@@ -25,4 +25,13 @@ describe('parseNodeStates', () => {
     expect(isPoweredUp(n)).toBe(false)
     expect(isBusy(n)).toBe(false)
   })
+
+  it('reads where and when: NodeAddr, NodeHostName, Port, Version, SlurmdStartTime; "None"/"Unknown" times are absent', () => {
+    const [up] = parseNodeStates(registered)
+    expect(up).toMatchObject({address: '127.0.0.1', hostName: 'e2e-local-small-0001', port: 17001, version: '22.05.8', slurmdStartTime: '2026-11-21T05:27:18'})
+    expect(up).not.toHaveProperty('lastBusyTime')
+    const [down] = parseNodeStates(failed)
+    expect(down).not.toHaveProperty('version')
+    expect(down).not.toHaveProperty('slurmdStartTime')
+  })
 })

@@ -29,6 +29,7 @@ type Cloud = 'aws' | 'google' | 'oracle'
 
 const limits = (entries: Array<[shape: string, count: number, ad?: number]>): Limits => ({
   entries: entries.map(([shape, count, ad]) => ({shape, count, where: 'limits.yaml:1:1', ...(ad === undefined ? {} : {ad})})),
+  staticNodes: [],
   partitions: [],
   settings: {},
 })

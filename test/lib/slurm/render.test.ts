@@ -20,7 +20,7 @@ const shapes: Record<string, Shape> = {
 }
 const catalogue: ShapeCatalogue = {provider: 'aws', source: 'test', get: (n) => shapes[n], names: () => Object.keys(shapes)}
 
-const limits = (entries: Limits['entries'], extra: Partial<Limits> = {}): Limits => ({entries, partitions: [], settings: {}, ...extra})
+const limits = (entries: Limits['entries'], extra: Partial<Limits> = {}): Limits => ({entries, staticNodes: [], partitions: [], settings: {}, ...extra})
 const entry = (shape: string, count: number, more: object = {}) => ({shape, count, where: 'limits.yaml:1:1', ...more})
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-render-'))

@@ -37,6 +37,7 @@ describe('a real slurmctld with a generated configuration', () => {
           {shape: 'c6g.2xlarge', count: 2, where: 'l:2:1', features: ['graviton']},
           {shape: 'p3.8xlarge', count: 1, where: 'l:3:1'},
         ],
+        staticNodes: [],
         partitions: [],
         settings: {},
       },

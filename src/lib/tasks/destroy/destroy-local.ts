@@ -2,7 +2,8 @@
 // when slurmctld is gone), then playbooks/teardown.yml stops the daemons citc started and removes the
 // configuration, state and shared data it created. The cluster's state is deleted last, only after
 // all that succeeded. apt packages stay.
-import {writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {clusterRegistry} from '../../cluster/registry.js'
@@ -16,6 +17,9 @@ import {runPlaybook} from '../../tools/ansible.js'
 import {localTransport} from '../../transport/local.js'
 import {playbookVars, SHARED_DIR} from '../create/create-local.js'
 import {driverFor, elasticLogger, readNodeHostConfig} from '../node/node-programs.js'
+import {runManagementPlaybook} from '../joined/joined-playbooks.js'
+import {releaseMachine} from '../joined/remove-workflow.js'
+import {readStoredLimits, storedStaticNodes} from '../joined/stored-limits.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
 /** The driver as the node programs use it (cluster.json's overrides), or the provider's with its defaults if that is gone. */
@@ -35,6 +39,8 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
   if (!managedHere(record)) throw new CitcError('usage', `${name} is a ${record.provider} cluster, not a local one`)
   await confirmByTyping(io, name, `destroying cluster ${name} (its nodes, daemons, configuration and shared data on this machine)`)
   const stopped: string[] = []
+  const released: string[] = []
+  const warnings: string[] = []
   await clusterWorkflow(
     {
       paths: registry.paths(name),
@@ -49,12 +55,14 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
             }),
     },
     async (wf) => {
-      const ctx: DestroyLocalContext = {...wf.context, record, packageRoot, dir: registry.paths(name).dir, stopped, forget: () => registry.remove(name)}
-      await wf.steps([powerDownNodes, teardown, checkNothingRuns, forget], ctx)
+      const ctx: DestroyLocalContext = {...wf.context, record, packageRoot, dir: registry.paths(name).dir, stopped, forget: () => registry.remove(name), released, warnings}
+      await wf.steps([releaseJoined, powerDownNodes, teardown, checkNothingRuns, forget], ctx)
     },
   )
+  for (const w of warnings) io.note(`warning: ${w}`)
+  if (released.length > 0) io.log(`Released the joined machines: ${released.join(', ')}.`)
   io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core, packer, mmdebstrap) stay installed.`)
-  return {destroyed: name, poweredDown: stopped, packagesKept: true}
+  return {destroyed: name, poweredDown: stopped, packagesKept: true, releasedMachines: released, warnings}
 }
 
 interface DestroyLocalContext extends WorkflowContext {
@@ -67,6 +75,35 @@ interface DestroyLocalContext extends WorkflowContext {
   stopped: string[]
   /** Delete citc's state of the cluster. */
   forget: () => void
+  /** Joined machines released, and the ones that could not be. */
+  released: string[]
+  warnings: string[]
+}
+
+/** Joined machines (citc node add) are released as `citc node remove` does, each said out loud; one that cannot be reached is a warning. */
+const releaseJoined: Step<DestroyLocalContext> = {
+  title: 'Release the joined machines (slurmd stopped, the cluster’s key and settings removed over SSH)',
+  skip: (ctx) => (storedStaticNodes(readStoredLimits(ctx.dir), ctx.record).length === 0 ? 'no joined machines' : false),
+  rendererOptions: {outputBar: 1},
+  run: async (ctx, task) => {
+    const joined = storedStaticNodes(readStoredLimits(ctx.dir), ctx.record)
+    const workDir = mkdtempSync(join(tmpdir(), 'citc-destroy-'))
+    const run = {transport: localTransport(), packageRoot: ctx.packageRoot, baseVars: playbookVars(ctx.record, ctx.packageRoot), workDir, logFile: ctx.logFile('teardown'), signal: ctx.signal, onTask: (t: string) => (task.output = t)}
+    try {
+      for (const s of joined) {
+        try {
+          await releaseMachine(run, s)
+          ctx.released.push(s.name)
+        } catch (error) {
+          ctx.warnings.push(`${s.name} (${s.address}) was not cleaned: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}; stop slurmd and remove /etc/munge/munge.key there by hand`)
+        }
+      }
+      await runManagementPlaybook(run, {joined_addresses: [], controller_addr: joined[0].controller, shared_mode: 'none'})
+    } finally {
+      rmSync(workDir, {recursive: true, force: true})
+    }
+    task.title = `Released ${ctx.released.length} of ${joined.length} joined machine(s): ${joined.map((s) => s.name).join(', ')}`
+  },
 }
 
 const powerDownNodes: Step<DestroyLocalContext> = {

@@ -191,9 +191,21 @@ async function activate(o: ApplyOptions, action: 'restart' | 'reconfigure', repo
   if (!(await o.controller.waitUp(timeoutMs, {pidFile: pidFileOf(o.generated.slurmConf)}))) {
     throw new Error(`slurmctld did not come up with the new configuration (it exited, or did not answer within ${timeoutMs / 1000} s)`)
   }
-  const expected = o.generated.groups.reduce((n, g) => n + g.count, 0)
-  const known = o.generated.groups.length === 0 ? 0 : (await o.controller.nodes(o.generated.groups.map((g) => g.hostlist).join(','))).length
+  const configured = [...o.generated.groups.map((g) => g.hostlist), ...o.generated.staticNodes.map((n) => n.name)]
+  const expected = o.generated.groups.reduce((n, g) => n + g.count, 0) + o.generated.staticNodes.length
+  const known = configured.length === 0 ? 0 : (await o.controller.nodes(configured.join(','))).length
   if (known !== expected) throw new Error(`slurmctld knows ${known} of the ${expected} configured nodes`)
+  // Joined machines' slurmd run configless: they get the new slurm.conf only when slurmctld pushes it,
+  // which a restart does not do. Reconfigure now that slurmctld runs the new node lines (never instead
+  // of the restart: on 22.05.8 a reconfigure that adds a NodeName line kills slurmctld).
+  const s = o.plan.staticNodes
+  if (action === 'restart' && s.added.length + s.removed.length + s.changed.length > 0) {
+    report('scontrol reconfigure (joined machines fetch the new slurm.conf)')
+    await o.controller.reconfigure()
+    if (!(await o.controller.waitUp(timeoutMs, {pidFile: pidFileOf(o.generated.slurmConf)}))) {
+      throw new Error(`slurmctld stopped answering after scontrol reconfigure (it did not within ${timeoutMs / 1000} s)`)
+    }
+  }
 }
 
 /** SlurmctldPidFile of a slurm.conf (Slurm's default when unset). */

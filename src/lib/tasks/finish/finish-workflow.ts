@@ -12,6 +12,7 @@ import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 import {applyFinish, type ApplyResult, type ClusterState, readClusterState} from './apply-config.js'
 import {generateAndPlan, generateFromLimits, requestFor} from './generate-config.js'
 import {readLimitsFile} from './limits-file.js'
+import {readStoredLimits, storedLimitsPath, withStoredMachines, writeStoredLimits} from './stored-limits.js'
 import {preview, type PreviewInput} from './preview.js'
 
 export interface FinishInput {
@@ -40,10 +41,19 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
-  const limitsText = readLimitsFile(input.limitsFile)
-  const request = requestFor(record, input.limitsFile, limitsText)
-  // Validate before connecting to anything: bad input changes nothing and costs no round trip.
-  generateFromLimits(request)
+  const given = readLimitsFile(input.limitsFile)
+  const storedPath = storedLimitsPath(registry.paths(name).dir)
+  // Joined machines are kept: the stored copy's static: goes with the given file. Validated before
+  // connecting to anything: bad input changes nothing and costs no round trip. The given file alone
+  // first, so its problems are at its own lines.
+  const withMachines = () => {
+    const text = withStoredMachines(given, input.limitsFile, readStoredLimits(storedPath))
+    if (text !== given) generateFromLimits(requestFor(record, input.limitsFile, given))
+    const request = requestFor(record, text === given ? input.limitsFile : `${input.limitsFile} (with the joined machines of ${storedPath})`, text)
+    generateFromLimits(request)
+    return {limitsText: text, request}
+  }
+  withMachines()
 
   return clusterWorkflow(
     {
@@ -54,6 +64,8 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
       log: {kind: 'finish'},
     },
     async (wf) => {
+      // Again under the cluster's lock: a citc node add/remove that ran meanwhile changed the stored copy.
+      const {limitsText, request} = withMachines()
       const logFile = wf.logFile('finish')
       const transport = await wf.connect(record)
       const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
@@ -66,12 +78,18 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
           if (plan.changed) io.log('\n' + plan.unifiedDiff.trimEnd())
         }
         const doc = {cluster: record.name, changed: plan.changed, plan: planDocument(plan), applied: false, logFile}
-        if (!plan.changed || input.dryRun) return doc
+        if (input.dryRun) return doc
+        if (!plan.changed) {
+          // The cluster runs this configuration: the stored copy is now this file.
+          writeStoredLimits(storedPath, limitsText)
+          return doc
+        }
 
         await confirmOrRefuse(io, `Apply this configuration to ${record.name}?`)
         wf.signal.throwIfAborted()
         await wf.steps([apply], ctx)
         const r = ctx.result!
+        writeStoredLimits(storedPath, limitsText)
         io.note(`Applied (${r.action}).${r.backup ? ` Backup: ${r.backup}.` : ''} Full log: ${logFile}`)
         return {...doc, applied: true, action: r.action, backup: r.backup ?? null, poweredDown: r.poweredDown}
       })

@@ -32,6 +32,7 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
     catalogue,
     suggest: (name) => suggestShapes(catalogue, name),
     mgmt: req.mgmt,
+    clusterId: req.clusterId,
   })
   const {slurm} = providerModule(req.provider)
   const elastic = {...defaultElasticSettings(slurm.power), ...req.elastic}

@@ -26,7 +26,7 @@ export function previewDocument(provider: Provider, clusterId: string, g: Genera
   return {
     provider,
     clusterId,
-    nodes: [...nodeDocuments(g.groups)],
+    nodes: [...nodeDocuments(g.groups, g.staticNodes)],
     groups: g.groups.map((x) => ({hostlist: x.hostlist, shape: x.shape, ad: x.ad ?? null, count: x.count, weight: x.weight})),
     partitions: g.partitions,
     slurmConf: g.slurmConf,

@@ -2,22 +2,14 @@
 // cloud nodes included (plain sinfo hides them).
 import {clusterRegistry} from '../../cluster/registry.js'
 import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
+import {findingsByNode, parseControllerLog, type LogFinding} from '../../slurm/controller-log.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
-import {featureValue} from '../../slurm/nodes.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
 import {withManagementNode} from '../management-session.js'
+import {isJoined, nodeRows, type NodeRow} from './node-rows.js'
 
-export interface NodeRow {
-  name: string
-  /** Slurm's state flags joined with "+", e.g. "IDLE+CLOUD+POWERED_DOWN". */
-  state: string
-  power: 'up' | 'powering-up' | 'powering-down' | 'down'
-  shape?: string
-  cpus?: number
-  realMemory?: number
-  partitions?: string
-  reason?: string
-}
+export type {NodeRow} from './node-rows.js'
+export {nodeTable} from './node-table.js'
 
 export interface StatusDocument {
   cluster: string
@@ -26,6 +18,11 @@ export interface StatusDocument {
   managementNode: string
   controller: {up: boolean; confPath: string; /** Why it could not be asked (cloud clusters: unreachable, not made yet). */ error?: string}
   nodes: NodeRow[]
+  /**
+   * Asked only when the cluster has joined machines: slurmctld's version (to flag a slurmd that differs)
+   * and its log file, or why its log could not be read (the machines' log-derived reasons are missing then).
+   */
+  controllerInfo?: {version?: string; logFile?: string; logError?: string}
   summary: Record<NodeRow['power'], number>
   /** Jobs that hold nodes still coming up (CONFIGURING): why and since when. Empty when the controller cannot be asked. */
   waitingJobs: WaitingJob[]
@@ -59,27 +56,6 @@ export function needsAdminText(doc: Pick<StatusDocument, 'needsAdmin'>): string 
 
 Needs an admin (the cloud refused these starts; fix the quota, permission or setting, then \`scontrol update NodeName=<node> State=RESUME\`):
 ${lines.join('\n')}`
-}
-
-function powerOf(n: NodeState): NodeRow['power'] {
-  if (n.state.includes('POWERING_UP')) return 'powering-up'
-  if (n.state.includes('POWERING_DOWN')) return 'powering-down'
-  if (n.state.includes('POWERED_DOWN')) return 'down'
-  return 'up'
-}
-
-function toRow(n: NodeState): NodeRow {
-  const shape = featureValue(n.features, 'shape')
-  return {
-    name: n.name,
-    state: n.state.join('+'),
-    power: powerOf(n),
-    ...(shape ? {shape} : {}),
-    cpus: n.cpus,
-    realMemory: n.realMemory,
-    partitions: n.partitions,
-    ...(n.reason ? {reason: n.reason} : {}),
-  }
 }
 
 export async function clusterStatus(dataDir: string, name?: string, command = 'citc status'): Promise<StatusDocument> {
@@ -118,11 +94,14 @@ export async function clusterStatus(dataDir: string, name?: string, command = 'c
     const controller = new Controller(transport, {confPath: record.slurm.confPath})
     let up: boolean
     let nodes: NodeRow[]
+    let controllerInfo: StatusDocument['controllerInfo']
     let waiting: {waitingJobs: WaitingJob[]; waitingJobsError?: string}
     try {
       up = await controller.ping()
       const states = up ? await controller.nodes() : []
-      nodes = states.map(toRow)
+      const rows = await rowsOf(controller, states, {provider: record.provider, cluster: record.name})
+      nodes = rows.nodes
+      controllerInfo = rows.controllerInfo
       waiting = up ? await waitingJobsOf(controller, states) : {waitingJobs: []}
     } catch (error) {
       if (!record.cloud) throw error
@@ -136,11 +115,39 @@ export async function clusterStatus(dataDir: string, name?: string, command = 'c
       managementNode: transport.description,
       controller: {up, confPath: record.slurm.confPath},
       nodes,
+      ...(controllerInfo ? {controllerInfo} : {}),
       summary,
       ...waiting,
       needsAdmin: needsAdmin(nodes),
     }
   })
+}
+
+/**
+ * The table's rows from the nodes' states. Only joined machines need the controller's version and its
+ * log (one more call): an elastic-only cluster pays nothing more.
+ */
+export async function rowsOf(controller: Controller, states: NodeState[], ctx: {provider: string; cluster: string}): Promise<{nodes: NodeRow[]; controllerInfo?: StatusDocument['controllerInfo']}> {
+  if (!states.some(isJoined)) return {nodes: nodeRows(states, ctx)}
+  const info = await joinedInfo(controller, states)
+  return {nodes: nodeRows(states, {...ctx, controllerVersion: info.controllerInfo.version, findings: info.findings}), controllerInfo: info.controllerInfo}
+}
+
+/** The controller's version and what its log says about the joined machines; a failure costs only these (said, not hidden). */
+async function joinedInfo(controller: Controller, states: NodeState[]): Promise<{controllerInfo: NonNullable<StatusDocument['controllerInfo']>; findings: Map<string, LogFinding>}> {
+  try {
+    const r = await controller.versionAndLog()
+    const findings = findingsByNode(parseControllerLog(r.log), states.filter(isJoined))
+    return {controllerInfo: {...(r.version ? {version: r.version} : {}), ...(r.logFile ? {logFile: r.logFile} : {}), ...(r.logError ? {logError: r.logError} : {})}, findings}
+  } catch (error) {
+    return {controllerInfo: {logError: (error instanceof Error ? error.message : String(error)).split('\n')[0]}, findings: new Map()}
+  }
+}
+
+/** What status could not learn about the joined machines, after a blank line; empty if nothing. */
+export function controllerInfoText(doc: Pick<StatusDocument, 'controllerInfo'>): string {
+  const e = doc.controllerInfo?.logError
+  return e ? `\n\n(slurmctld's log not read, so joined machines show Slurm's reasons only: ${e})` : ''
 }
 
 /** Jobs waiting for their nodes; an squeue that fails costs this explanation only (said, not hidden), not the status. */
@@ -158,12 +165,4 @@ export function waitingJobsText(doc: Pick<StatusDocument, 'waitingJobs' | 'waiti
   const lines = doc.waitingJobs.map((j) => describeWaitingJob(j))
   if (doc.waitingJobsError) lines.push(`(jobs waiting for nodes not shown: ${doc.waitingJobsError})`)
   return lines.length > 0 ? `\n\n${lines.join('\n')}` : ''
-}
-
-/** Fixed-width table for people. */
-export function nodeTable(nodes: NodeRow[]): string {
-  if (nodes.length === 0) return '(no nodes)'
-  const rows = [['NODE', 'STATE', 'SHAPE', 'CPUS', 'MEMORY', 'REASON'], ...nodes.map((n) => [n.name, n.state, n.shape ?? '', String(n.cpus ?? ''), n.realMemory ? `${n.realMemory}M` : '', n.reason ?? ''])]
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n')
 }

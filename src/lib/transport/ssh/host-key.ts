@@ -8,8 +8,7 @@ import ssh2 from 'ssh2' // the default import: named imports fail in plain Node 
 import {HostKeyMismatchError, remoteError} from '../../errors.js'
 import {connectFailure, handshakeTimeout, type SshError} from './failures.js'
 
-/** `SHA256:` and 43 base64 characters, as `ssh-keygen -l` prints it. */
-export const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/
+export {FINGERPRINT} from '../../ssh-fingerprint.js'
 
 /** OpenSSH's fingerprint of a raw public key blob: `SHA256:` + base64 (no padding) of its SHA-256. */
 export function sshFingerprint(rawKey: Buffer): string {

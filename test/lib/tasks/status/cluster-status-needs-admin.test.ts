@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 import {failureReason} from '../../../../src/lib/providers/node-failures.js'
 import {needsAdmin, needsAdminText, type NodeRow} from '../../../../src/lib/tasks/status/cluster-status.js'
 
-const row = (name: string, reason?: string): NodeRow => ({name, state: 'IDLE+CLOUD+POWERED_DOWN', power: 'down', ...(reason ? {reason} : {})})
+const row = (name: string, reason?: string): NodeRow => ({name, kind: 'aws', state: 'IDLE+CLOUD+POWERED_DOWN', power: 'down', ...(reason ? {reason} : {})})
 
 describe('needsAdmin', () => {
   it('lists quota, auth and config refusals — not capacity (the watchdog returns those) nor an admin’s own drain', () => {
