@@ -358,6 +358,8 @@ read -r go || exit 1
 mount -t overlay overlay -o "lowerdir=$rootfs,upperdir=$dir/upper,workdir=$dir/work" "$m"
 mount -t proc proc "$m/proc"
 mount -t sysfs sysfs "$m/sys" || mount --rbind /sys "$m/sys"
+# A real machine has its cgroup hierarchy mounted (slurmd's cgroup plugin refuses to start without one).
+[ -d /sys/fs/cgroup ] && mount --rbind /sys/fs/cgroup "$m/sys/fs/cgroup"
 mount -t tmpfs -o mode=755,size=16m tmpfs "$m/dev"
 for spec in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
   IFS=: read -r n ma mi <<EOF

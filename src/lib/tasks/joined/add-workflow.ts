@@ -2,10 +2,12 @@
 //   1. host keys: read from the management node, confirmed (or --host-key), pinned — never accepted silently
 //   2. preflight, read-only, every problem of every machine at once (preflight.ts); nothing changed
 //   3. the plan; confirm
-//   4. the management node serves them (joined-management.yml), node.yml configures them over SSH,
-//      the munge key is proved (munge -n here, unmunge there)
-//   5. the cluster's limits.yaml gains them (static:), slurm.conf follows (restart, then reconfigure)
-//   6. each is IDLE, and a one-task job on it proves it
+//   4. the management node serves them (joined-management.yml)
+//   5. the cluster's limits.yaml gains them (static:), slurm.conf follows (restart, then reconfigure):
+//      before slurmd starts there, since a slurmd whose NodeName slurmctld does not know exits
+//   6. node.yml configures them over SSH; the munge key is proved (munge -n here, unmunge there)
+//   7. each is IDLE, and a one-task job on it proves it
+// A failure after 5 leaves the machines in the configuration, not yet registered: a re-run converges.
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {managedHere} from '../../cluster/management-node.js'
@@ -128,7 +130,7 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
         if (input.dryRun) return {...doc, applied: false}
         await confirmOrRefuse(io, `Join ${ctx.specs.map((s) => s.name).join(', ')} to ${record.name}?`)
         wf.signal.throwIfAborted()
-        await wf.steps([serveMachines, configureMachines, proveKeys, updateConfiguration, waitIdle], ctx)
+        await wf.steps([serveMachines, updateConfiguration, configureMachines, proveKeys, waitIdle], ctx)
         io.note(`Joined: ${ctx.specs.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
         return {...doc, applied: true}
       })

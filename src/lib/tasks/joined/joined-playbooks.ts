@@ -28,7 +28,10 @@ export interface PlaybookRun {
   onTask?: (name: string) => void
 }
 
-/** The INI inventory: one line per machine, its login and its own variables. */
+/**
+ * The INI inventory: one line per machine, its login and its own variables — only those no play sets
+ * (a play's vars win over the inventory's; what a run sets for all, shared_mode, goes in extra vars).
+ */
 export function inventory(machines: JoinedMachine[]): string {
   const lines = ['[joined]']
   for (const m of machines) {
@@ -42,7 +45,6 @@ export function inventory(machines: JoinedMachine[]): string {
         `joined_name=${m.name}`,
         `joined_address=${l.host}`,
         `slurm_version=${m.slurmPackage || '""'}`,
-        `shared_mode=${m.shared}`,
         ...(l.user === 'root' ? [] : ['ansible_become=true']),
       ].join(' '),
     )
@@ -66,7 +68,9 @@ export async function runMachinesPlaybook(
   const varsFile = `${run.workDir}/${playbook}.vars.json`
   await t.writeFile(inv, inventory(machines), {mode: 0o600})
   const knownHosts = machines[0]?.login.knownHosts
-  await t.writeFile(varsFile, JSON.stringify({...run.baseVars, ...vars, ansible_ssh_common_args: sshCommonArgs(knownHosts ?? '/dev/null')}, null, 2), {mode: 0o600})
+  if (new Set(machines.map((m) => m.shared)).size > 1) throw new Error('internal: one playbook run takes machines of one shared mode')
+  const all = {...run.baseVars, ...vars, shared_mode: machines[0]?.shared ?? 'none', ansible_ssh_common_args: sshCommonArgs(knownHosts ?? '/dev/null')}
+  await t.writeFile(varsFile, JSON.stringify(all, null, 2), {mode: 0o600})
   await runPlaybook(t, {
     playbookPath: join(run.packageRoot, 'playbooks', playbook),
     extraVarsPath: varsFile,
