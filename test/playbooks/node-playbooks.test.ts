@@ -111,12 +111,35 @@ describe('the playbooks of joined machines', () => {
   }, 120_000)
 
   it('node.yml --check: no failure, the configless slurmd line, the NFS mount, and never the munge key', () => {
-    const r = playbook(['--check', '--diff', join(PLAYBOOKS, 'node.yml'), '-e', `@${varsFile('node', NODE_VARS)}`])
-    expect(r.out).toMatch(/localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0/)
-    expect(r.out).toContain('+SLURMD_OPTIONS="--conf-server 10.250.99.1:6817 -N ws1"')
-    expect(r.out).toContain('+10.250.99.1:/mnt/shared /mnt/shared nfs _netdev,nofail,hard,timeo=600,retrans=3 0 0')
-    expect(r.out).toContain('+uri ldap://10.250.99.1/')
-    expect(r.out).not.toContain('citc-test-munge-key')
+    // As citc runs it: each machine's own variables in the inventory (which must win over the
+    // playbook's defaults), the rest as extra variables. Two "machines", both this one.
+    const inventory = join(dir, 'machines.ini')
+    // adopt: this machine may run a cluster of its own now (a slurm.conf, which node.yml refuses
+    // otherwise); --check copies and removes nothing either way.
+    const {joined_name: _n, shared_mode: _s, slurm_version: _v, ...rest} = NODE_VARS
+    const common = {...rest, adopt: true}
+    writeFileSync(
+      inventory,
+      [
+        '[joined]',
+        'nfs-machine ansible_connection=local ansible_host=localhost joined_name=ws1 slurm_version=22.05.8-4+deb12u3 shared_mode=nfs',
+        'plain-machine ansible_connection=local ansible_host=localhost joined_name=ws2 slurm_version="" shared_mode=none',
+        '',
+      ].join('\n'),
+    )
+    const r = spawnSync('ansible-playbook', ['-i', inventory, '--check', '--diff', join(PLAYBOOKS, 'node.yml'), '-e', `@${varsFile('node', common)}`], {encoding: 'utf8', env, timeout: 240_000})
+    const out = `${r.stdout}${r.stderr}`
+    for (const host of ['nfs-machine', 'plain-machine']) expect(out).toMatch(new RegExp(`${host}\\s+: ok=\\d+\\s+changed=\\d+\\s+unreachable=0\\s+failed=0`))
+    expect(out).toContain('+SLURMD_OPTIONS="--conf-server 10.250.99.1:6817 -N ws1"')
+    expect(out).toContain('+SLURMD_OPTIONS="--conf-server 10.250.99.1:6817 -N ws2"')
+    expect(out).toContain('+uri ldap://10.250.99.1/')
+    // Pinned and held at the controller's version where it is given, the distribution's elsewhere.
+    expect(out).toMatch(/TASK \[slurmd : Hold slurmd[^\n]*\n(?:[^\n]*\n)*?changed: \[nfs-machine\] => \(item=slurmd\)/)
+    expect(out).toMatch(/skipping: \[plain-machine\] => \(item=slurmd\)/)
+    // The NFS mount for the machine with shared_mode nfs only (its inventory variable, not a default).
+    expect(out.split('+10.250.99.1:/mnt/shared /mnt/shared nfs _netdev,nofail,hard,timeo=600,retrans=3 0 0').length).toBe(2)
+    expect(out).toMatch(/TASK \[compute_shared_fs : Record the mount in \/etc\/fstab \(mounted again at boot\)\][^\n]*\n(?:[^\n]*\n)*?skipping: \[plain-machine\]/)
+    expect(out).not.toContain('citc-test-munge-key')
   }, 240_000)
 
   it('node.yml refuses variables citc would never pass, before touching anything', () => {
