@@ -82,6 +82,12 @@ function lock(stateDir: string): (() => void) | undefined {
   return undefined
 }
 
+/**
+ * The nodes the watchdog looks after: Slurm's CLOUD nodes, which have instances. Joined machines
+ * (`citc node add`: static lines, no CLOUD) have none, and must never be put down as "instance gone".
+ */
+export const elasticNodes = <N extends {state: string[]}>(nodes: N[]): N[] => nodes.filter((n) => n.state.includes('CLOUD'))
+
 const nodeOf = (n: NodeState) => {
   const ad = featureValue(n.features, 'ad')
   return {name: n.name, state: n.state, reason: n.reason, shape: featureValue(n.features, 'shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: featureValue(n.features, 'arch')}
@@ -102,7 +108,8 @@ export async function runNodeSync(d: SyncDeps): Promise<SyncResult | SyncSkipped
   }
   try {
     const stateFile = join(d.stateDir, 'state.json')
-    const [states, instances] = await Promise.all([d.controller.nodes(), d.driver.list()])
+    const [all, instances] = await Promise.all([d.controller.nodes(), d.driver.list()])
+    const states = elasticNodes(all)
     const plan = planSync({
       nodes: states.map(nodeOf),
       instances: instances.map((i) => ({name: i.name, id: i.id, launchedAt: i.launchedAt, state: i.state})),

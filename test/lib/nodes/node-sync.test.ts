@@ -55,7 +55,10 @@ beforeAll(async () => {
         'ReturnToService=2', 'SlurmctldParameters=idle_on_node_suspend,cloud_reg_addrs', 'PrivateData=cloud', 'TreeWidth=65533',
         'NodeName=syn-a-[1-3] State=CLOUD CPUs=1 RealMemory=100 Features=shape=a.small,ad=1,arch=x86_64',
         'NodeName=syn-b-1 State=CLOUD CPUs=1 RealMemory=100 Features=shape=b.small,ad=1,arch=x86_64',
-        'PartitionName=p Nodes=syn-a-[1-3],syn-b-1 Default=YES',
+        // A joined machine (citc node add): a static line, no instance anywhere; its slurmd never answers here.
+        'SuspendExcNodes=ws1',
+        'NodeName=ws1 NodeAddr=127.0.0.1 Port=9 CPUs=1 RealMemory=100 Features=static Weight=1',
+        'PartitionName=p Nodes=syn-a-[1-3],syn-b-1,ws1 Default=YES',
         '',
       ].join('\n'),
   )
@@ -70,6 +73,16 @@ afterAll(async () => {
 })
 
 describe('node sync against slurmctld', () => {
+  it('never takes a joined machine for a vanished instance: it has none, and is not the watchdog’s', async () => {
+    const before = node('ws1')
+    for (let i = 0; i < 3; i++) {
+      const r = await sync()
+      expect(JSON.stringify(r)).not.toContain('ws1')
+    }
+    expect(node('ws1')).toEqual(before)
+    expect(node('ws1').state).not.toMatch(/POWER/)
+  }, 60_000)
+
   it('holds the shape after a capacity failure, keeps the failed node held once it is powered down, and returns them all after the cooldown', async () => {
     // What `citc node resume` does with a capacity failure (node-programs.ts reportFailedStarts).
     await poweringUp('syn-a-1')
