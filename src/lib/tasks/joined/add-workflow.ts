@@ -8,18 +8,19 @@
 //   6. node.yml configures them over SSH; the munge key is proved (munge -n here, unmunge there)
 //   7. each is IDLE, and a one-task job on it proves it
 // A failure after 5 leaves the machines in the configuration, not yet registered: a re-run converges.
+import {existsSync} from 'node:fs'
+import {resolve} from 'node:path'
+
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {managedHere} from '../../cluster/management-node.js'
 import {CitcError, usageError} from '../../errors.js'
 import {confirmOrRefuse, promptsOf, type Io} from '../../io.js'
-import {PACKAGE_ROOT} from '../../package-root.js'
-import {Controller} from '../../slurm/controller.js'
 import type {StaticNodeSpec} from '../../slurm/limits-types.js'
-import type {Transport} from '../../transport/types.js'
-import {playbookVars} from '../create/create-local.js'
+import {generateFromLimits, requestFor} from '../finish/generate-config.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
-import {runMachinesPlaybook, runManagementPlaybook, type JoinedMachine, type PlaybookRun} from './joined-playbooks.js'
+import {withJoinedSession, type JoinedSession} from './joined-session.js'
+import {playbookRunFor, runMachinesPlaybook, runManagementPlaybook, type JoinedMachine} from './joined-playbooks.js'
 import {checkPinned, defaultKeyPath, JOINED_KNOWN_HOSTS, onMachine, pinHostKeys, scanHostKey, type MachineLogin, type ScannedKey} from './machine-access.js'
 import {defaultNodeName, nodeHardware, PORTS, preflight, slurmdPackageFor, type Problem} from './preflight.js'
 import {parseProbe, PROBE_SCRIPT, type MachineFacts, type Reach} from './probe.js'
@@ -55,15 +56,11 @@ interface Candidate {
   rejoin: boolean
 }
 
-interface AddContext extends WorkflowContext {
+interface AddContext extends WorkflowContext, JoinedSession {
   io: Io
   input: NodeAddInput
   record: ClusterRecord
-  transport: Transport
-  controller: Controller
   dir: string
-  workDir: string
-  log: string
   limitsText: string
   stored: StaticNodeSpec[]
   ctl?: ClusterFacts
@@ -87,36 +84,32 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
       hint: 'a cloud cluster needs a route both ways between its VPC and the machine (a VPN), which citc does not build yet',
     })
   }
-  const keyPath = input.key ?? defaultKeyPath()
+  const keyPath = input.key === undefined ? defaultKeyPath() : resolve(input.key)
+  if (!existsSync(keyPath)) throw usageError(`--key: ${keyPath} does not exist`, 'pass the private key that logs in to the machine')
   const paths = registry.paths(name)
 
-  return clusterWorkflow({paths, command: 'citc node add', renderer: io.renderer, lock: {wait: input.wait, timeoutMs: 30 * 60_000}, log: {kind: 'node-add'}}, async (wf) => {
-    const transport = await wf.connect(record)
-    const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
-    const workDir = (await transport.check(['mktemp', '-d', '/tmp/citc-node-add.XXXXXX'])).stdout.trim()
-    const limitsText = readStoredLimits(paths.dir)
-    const ctx: AddContext = {
-      ...wf.context,
-      io,
-      input,
-      record,
-      transport,
-      controller,
-      dir: paths.dir,
-      workDir,
-      log: wf.logFile('node-add'),
-      limitsText,
-      stored: storedStaticNodes(limitsText, record),
-      candidates: input.hosts.map((host) => ({
-        host,
-        name: input.name ?? '',
-        login: {host, port: input.port, user: input.user, keyPath, knownHosts: `${workDir}/known_hosts`},
-        key: {algorithm: '', blob: '', fingerprint: ''},
-        rejoin: false,
-      })),
-    }
-    try {
-      return await wf.guard(async () => {
+  return clusterWorkflow({paths, command: 'citc node add', renderer: io.renderer, lock: {wait: input.wait, timeoutMs: 30 * 60_000}, log: {kind: 'node-add'}}, (wf) =>
+    withJoinedSession(wf, record, 'node-add', async (session) => {
+      const limitsText = readStoredLimits(paths.dir)
+      checkPartition(input.partition, limitsText, record)
+      const ctx: AddContext = {
+        ...wf.context,
+        ...session,
+        io,
+        input,
+        record,
+        dir: paths.dir,
+        limitsText,
+        stored: storedStaticNodes(limitsText, record),
+        candidates: input.hosts.map((host) => ({
+          host,
+          name: input.name ?? '',
+          login: {host, port: input.port, user: input.user, keyPath, knownHosts: `${session.workDir}/known_hosts`},
+          key: {algorithm: '', blob: '', fingerprint: ''},
+          rejoin: false,
+        })),
+      }
+      return wf.guard(async () => {
         await wf.steps([readCluster, hostKeys, probeMachines], ctx)
         const problems = checkAll(ctx)
         if (problems.length > 0) {
@@ -134,10 +127,18 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
         io.note(`Joined: ${ctx.specs.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
         return {...doc, applied: true}
       })
-    } finally {
-      await transport.run(['rm', '-rf', workDir]).catch(() => undefined)
-    }
-  })
+    }),
+  )
+}
+
+/** --partition must name one of the cluster's partitions (limits.yaml's, or finish's default one). */
+function checkPartition(partition: string | undefined, limitsText: string, record: ClusterRecord): void {
+  if (partition === undefined) return
+  const {partitions} = generateFromLimits(requestFor(record, 'limits.yaml (the cluster’s copy)', limitsText)).generated
+  const names = partitions.map((p) => p.name)
+  if (!names.includes(partition)) {
+    throw usageError(`--partition ${partition}: ${record.name} has no such partition (it has ${names.join(', ')})`, 'name one of those, or add the partition under partitions: in limits.yaml and run citc finish first')
+  }
 }
 
 const readCluster: Step<AddContext> = {
@@ -266,19 +267,6 @@ function nodeDoc(s: StaticNodeSpec) {
   return rest
 }
 
-function playbookRun(ctx: AddContext, task: {output: string}): PlaybookRun {
-  return {
-    transport: ctx.transport,
-    packageRoot: PACKAGE_ROOT,
-    baseVars: playbookVars(ctx.record, PACKAGE_ROOT),
-    workDir: ctx.workDir,
-    logFile: ctx.log,
-    signal: ctx.signal,
-    onTask: (name) => {
-      task.output = name
-    },
-  }
-}
 
 function joinedMachines(ctx: AddContext): JoinedMachine[] {
   return ctx.candidates.map((c, i) => ({name: ctx.specs![i].name, login: c.login, slurmPackage: slurmdPackageFor(c.facts!, ctx.ctl!), shared: ctx.specs![i].shared}))
@@ -289,7 +277,7 @@ const serveMachines: Step<AddContext> = {
   rendererOptions: {outputBar: 1},
   run: async (ctx, task) => {
     const all = [...ctx.stored.filter((s) => !ctx.specs!.some((n) => n.name === s.name)), ...ctx.specs!]
-    await runManagementPlaybook(playbookRun(ctx, task), {
+    await runManagementPlaybook(playbookRunFor(ctx, task), {
       joined_addresses: all.map((s) => s.address),
       controller_addr: ctx.controllerAddr!,
       shared_mode: all.some((s) => s.shared === 'nfs') ? 'nfs' : 'none',
@@ -301,7 +289,7 @@ const configureMachines: Step<AddContext> = {
   title: 'Configure the machines over SSH (slurmd, munge, directory, shared filesystem)',
   rendererOptions: {outputBar: 1},
   run: async (ctx, task) => {
-    await runMachinesPlaybook(playbookRun(ctx, task), 'node.yml', joinedMachines(ctx), {
+    await runMachinesPlaybook(playbookRunFor(ctx, task), 'node.yml', joinedMachines(ctx), {
       controller_addr: ctx.controllerAddr,
       slurmctld_port: PORTS.slurmctld,
       shared_dir: '/mnt/shared',

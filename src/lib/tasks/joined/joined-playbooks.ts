@@ -3,8 +3,11 @@
 // only), joined-management.yml on the management node itself (slapd on the cluster network, NFS exports).
 import {join} from 'node:path'
 
+import type {ClusterRecord} from '../../cluster/schema.js'
+import {PACKAGE_ROOT} from '../../package-root.js'
 import {runPlaybook} from '../../tools/ansible.js'
 import type {Transport} from '../../transport/types.js'
+import {playbookVars} from '../create/create-local.js'
 import type {MachineLogin} from './machine-access.js'
 
 export interface JoinedMachine {
@@ -26,6 +29,21 @@ export interface PlaybookRun {
   logFile: string
   signal?: AbortSignal
   onTask?: (name: string) => void
+}
+
+/** A run of the joined-machine playbooks for a workflow step: its task line shows the task running. */
+export function playbookRunFor(ctx: {transport: Transport; record: ClusterRecord; workDir: string; log: string; signal: AbortSignal}, task: {output: string}): PlaybookRun {
+  return {
+    transport: ctx.transport,
+    packageRoot: PACKAGE_ROOT,
+    baseVars: playbookVars(ctx.record, PACKAGE_ROOT),
+    workDir: ctx.workDir,
+    logFile: ctx.log,
+    signal: ctx.signal,
+    onTask: (name) => {
+      task.output = name
+    },
+  }
 }
 
 /**

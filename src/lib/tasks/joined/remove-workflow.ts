@@ -7,14 +7,13 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, usageError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
-import {PACKAGE_ROOT} from '../../package-root.js'
 import {sleep} from '../../proc.js'
 import {Controller, isBusy} from '../../slurm/controller.js'
 import type {StaticNodeSpec} from '../../slurm/limits-types.js'
 import type {Transport} from '../../transport/types.js'
-import {playbookVars} from '../create/create-local.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
-import {runMachinesPlaybook, runManagementPlaybook, type PlaybookRun} from './joined-playbooks.js'
+import {withJoinedSession, type JoinedSession} from './joined-session.js'
+import {playbookRunFor, runMachinesPlaybook, runManagementPlaybook, type PlaybookRun} from './joined-playbooks.js'
 import {defaultKeyPath, JOINED_KNOWN_HOSTS, unpinHostKey} from './machine-access.js'
 import {applyStoredLimits, readStoredLimits, storedStaticNodes, withoutJoined} from './stored-limits.js'
 
@@ -29,15 +28,11 @@ export interface NodeRemoveInput {
   wait: boolean
 }
 
-interface RemoveContext extends WorkflowContext {
+interface RemoveContext extends WorkflowContext, JoinedSession {
   io: Io
   input: NodeRemoveInput
   record: ClusterRecord
-  transport: Transport
-  controller: Controller
   dir: string
-  workDir: string
-  log: string
   limitsText: string
   leaving: StaticNodeSpec[]
   remaining: StaticNodeSpec[]
@@ -60,38 +55,33 @@ export async function runNodeRemove(io: Io, input: NodeRemoveInput, dataDir: str
       stored.length > 0 ? `joined machines: ${stored.map((s) => s.name).join(', ')} (elastic nodes come and go with limits.yaml and citc finish)` : `${name} has no joined machines (elastic nodes come and go with limits.yaml and citc finish)`,
     )
   }
-  const leaving = stored.filter((s) => input.names.includes(s.name))
-  await confirmOrRefuse(io, `Remove ${leaving.map((s) => s.name).join(', ')} from ${name}${input.force ? ' (their jobs are requeued)' : ' (after their jobs end)'}?`)
+  await confirmOrRefuse(io, `Remove ${input.names.join(', ')} from ${name}${input.force ? ' (their jobs are requeued)' : ' (after their jobs end)'}?`)
 
-  return clusterWorkflow({paths, command: 'citc node remove', renderer: io.renderer, lock: {wait: input.wait, timeoutMs: 30 * 60_000}, log: {kind: 'node-remove'}}, async (wf) => {
-    const transport = await wf.connect(record)
-    const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
-    const workDir = (await transport.check(['mktemp', '-d', '/tmp/citc-node-remove.XXXXXX'])).stdout.trim()
-    const ctx: RemoveContext = {
-      ...wf.context,
-      io,
-      input,
-      record,
-      transport,
-      controller,
-      dir: paths.dir,
-      workDir,
-      log: wf.logFile('node-remove'),
-      limitsText,
-      leaving,
-      remaining: stored.filter((s) => !input.names.includes(s.name)),
-      warnings: [],
-      requeued: [],
-    }
-    try {
+  return clusterWorkflow({paths, command: 'citc node remove', renderer: io.renderer, lock: {wait: input.wait, timeoutMs: 30 * 60_000}, log: {kind: 'node-remove'}}, (wf) =>
+    withJoinedSession(wf, record, 'node-remove', async (session) => {
+      // Read again under the lock: another node add or remove may have run since.
+      const limitsText = readStoredLimits(paths.dir)
+      const now = storedStaticNodes(limitsText, record)
+      const ctx: RemoveContext = {
+        ...wf.context,
+        ...session,
+        io,
+        input,
+        record,
+        dir: paths.dir,
+        limitsText,
+        leaving: now.filter((s) => input.names.includes(s.name)),
+        remaining: now.filter((s) => !input.names.includes(s.name)),
+        warnings: [],
+        requeued: [],
+      }
+      if (ctx.leaving.length === 0) throw usageError(`${input.names.join(', ')} left ${name} meanwhile (another citc node remove)`)
       await wf.steps([drain, releaseMachines, updateConfiguration, stopServing], ctx)
-    } finally {
-      await transport.run(['rm', '-rf', workDir]).catch(() => undefined)
-    }
-    for (const w of ctx.warnings) io.note(`warning: ${w}`)
-    io.note(`Removed: ${leaving.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
-    return {cluster: name, removed: leaving.map((s) => s.name), requeued: ctx.requeued, warnings: ctx.warnings, softwareKept: input.keepSoftware}
-  })
+      for (const w of ctx.warnings) io.note(`warning: ${w}`)
+      io.note(`Removed: ${ctx.leaving.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
+      return {cluster: name, removed: ctx.leaving.map((s) => s.name), requeued: ctx.requeued, warnings: ctx.warnings, softwareKept: input.keepSoftware}
+    }),
+  )
 }
 
 const drain: Step<RemoveContext> = {
@@ -144,17 +134,6 @@ export async function drainAndEmpty(
   }
 }
 
-function playbookRun(ctx: RemoveContext, task: {output: string}): PlaybookRun {
-  return {
-    transport: ctx.transport,
-    packageRoot: PACKAGE_ROOT,
-    baseVars: playbookVars(ctx.record, PACKAGE_ROOT),
-    workDir: ctx.workDir,
-    logFile: ctx.log,
-    signal: ctx.signal,
-    onTask: (name) => (task.output = name),
-  }
-}
 
 const releaseMachines: Step<RemoveContext> = {
   title: 'Stop slurmd on the machines and remove the cluster’s key and settings (over SSH)',
@@ -163,7 +142,7 @@ const releaseMachines: Step<RemoveContext> = {
   run: async (ctx, task) => {
     for (const s of ctx.leaving) {
       try {
-        await releaseMachine(playbookRun(ctx, task), s, ctx.input.key)
+        await releaseMachine(playbookRunFor(ctx, task), s, ctx.input.key)
       } catch (error) {
         ctx.warnings.push(`${s.name} (${s.address}) was not cleaned: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}; stop slurmd and remove /etc/munge/munge.key there by hand`)
       }
@@ -192,7 +171,7 @@ const stopServing: Step<RemoveContext> = {
   title: 'Serve only the remaining machines from the management node',
   rendererOptions: {outputBar: 1},
   run: async (ctx, task) => {
-    await runManagementPlaybook(playbookRun(ctx, task), {
+    await runManagementPlaybook(playbookRunFor(ctx, task), {
       joined_addresses: ctx.remaining.map((s) => s.address),
       controller_addr: ctx.leaving[0].controller,
       shared_mode: ctx.remaining.some((s) => s.shared === 'nfs') ? 'nfs' : 'none',
