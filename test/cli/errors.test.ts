@@ -108,7 +108,8 @@ describe('unknown commands: exit 2 with the closest command', () => {
   it('never suggests a hidden node program', async () => {
     const r = await run(['node', 'resum', '--json'])
     expect(r.code).toBe(2)
-    expect(r.json().error.hint).not.toMatch(/citc node /)
+    // node add and node remove are visible and may be suggested; the node programs slurmctld runs are not.
+    expect(r.json().error.hint).not.toMatch(/citc node (resume|suspend|fail|sync)/)
   })
 })
 

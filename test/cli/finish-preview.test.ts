@@ -134,7 +134,9 @@ describe.each(CASES)('finish --dry-run --provider $provider --limits examples/$f
     const partitionNames = doc.partitions.map((p) => p.name)
     expect(doc.partitions.filter((p) => p.default)).toHaveLength(1)
     for (const n of doc.nodes) {
-      expect(Object.keys(n).sort()).toEqual(['ad', 'cpus', 'features', 'gres', 'name', 'partitions', 'realMemory', 'shape'])
+      expect(Object.keys(n).sort()).toEqual(['ad', 'address', 'cpus', 'features', 'gres', 'kind', 'name', 'partitions', 'realMemory', 'shape'])
+      // Elastic nodes get their address when they start; joined machines (kind "static") have theirs.
+      expect(n).toMatchObject({kind: 'elastic', address: null})
       expect(n.name).toMatch(/^demo-[a-z0-9-]+-\d{4}$/)
       expect(Number.isInteger(n.cpus) && n.cpus > 0, `${n.name} cpus`).toBe(true)
       expect(Number.isInteger(n.realMemory) && n.realMemory > 0, `${n.name} realMemory`).toBe(true)
