@@ -123,7 +123,7 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
         if (input.dryRun) return {...doc, applied: false}
         await confirmOrRefuse(io, `Join ${ctx.specs.map((s) => s.name).join(', ')} to ${record.name}?`)
         wf.signal.throwIfAborted()
-        await wf.steps([serveMachines, updateConfiguration, configureMachines, proveKeys, waitIdle], ctx)
+        await wf.steps([serveAndConfigure, configureMachines, proveKeys, waitIdle], ctx)
         io.note(`Joined: ${ctx.specs.map((s) => s.name).join(', ')}. Full log: ${ctx.log}`)
         return {...doc, applied: true}
       })
@@ -182,7 +182,12 @@ async function confirmKey(io: Io, c: Candidate, task: {output: string}): Promise
 const probeMachines: Step<AddContext> = {
   title: 'Check each machine (read-only): OS, Slurm, clock, accounts, hardware, ports both ways',
   run: async (ctx) => {
-    ctx.controllerAddr = await controllerAddressFor(ctx.transport, ctx.candidates[0].host, ctx.stored)
+    // The management node's address on the way to each machine: one for all (SlurmctldHost names one).
+    const known: {name: string; controller: string}[] = [...ctx.stored]
+    for (const c of ctx.candidates) {
+      ctx.controllerAddr = await controllerAddressFor(ctx.transport, c.host, known)
+      known.push({name: c.host, controller: ctx.controllerAddr})
+    }
     const ports = [PORTS.slurmctld, PORTS.ldap, ...(ctx.input.shared === 'nfs' ? [PORTS.nfs] : []), PORTS.srunFirst]
     await Promise.all(
       ctx.candidates.map(async (c) => {
@@ -272,16 +277,27 @@ function joinedMachines(ctx: AddContext): JoinedMachine[] {
   return ctx.candidates.map((c, i) => ({name: ctx.specs![i].name, login: c.login, slurmPackage: slurmdPackageFor(c.facts!, ctx.ctl!), shared: ctx.specs![i].shared}))
 }
 
-const serveMachines: Step<AddContext> = {
-  title: 'Serve the machines from the management node (directory on the cluster network, exports)',
+/**
+ * Two things on the management node that do not depend on each other, at once: it serves the machines
+ * (joined-management.yml: slapd on their network, the exports) and slurm.conf gains them (through the
+ * cluster's limits.yaml; slurmctld restarts, then reconfigures). Both before node.yml starts slurmd.
+ */
+const serveAndConfigure: Step<AddContext> = {
+  title: 'Serve the machines (directory on their network, exports) and add them to limits.yaml and slurm.conf (restart slurmctld, then reconfigure)',
   rendererOptions: {outputBar: 1},
   run: async (ctx, task) => {
     const all = [...ctx.stored.filter((s) => !ctx.specs!.some((n) => n.name === s.name)), ...ctx.specs!]
-    await runManagementPlaybook(playbookRunFor(ctx, task), {
+    const serve = runManagementPlaybook(playbookRunFor(ctx, task), {
       joined_addresses: all.map((s) => s.address),
       controller_addr: ctx.controllerAddr!,
       shared_mode: all.some((s) => s.shared === 'nfs') ? 'nfs' : 'none',
     })
+    const configure = applyStoredLimits({ctx, text: withJoined(ctx.limitsText, ctx.specs!), report: (m) => (task.output = m)})
+    // Both settle before either failure is reported: nothing is left running behind the error.
+    const [served, configured] = await Promise.allSettled([serve, configure])
+    for (const r of [served, configured]) if (r.status === 'rejected') throw r.reason
+    // Pinned for good only now that the machines are part of the cluster.
+    await pinHostKeys(ctx.transport, JOINED_KNOWN_HOSTS, ctx.candidates.map((c) => ({host: c.host, port: c.login.port, key: c.key})))
   },
 }
 
@@ -296,6 +312,8 @@ const configureMachines: Step<AddContext> = {
       adopt: ctx.input.adopt,
       munge_key_src: '/etc/munge/munge.key',
       ldap_uri: `ldap://${ctx.controllerAddr}/`,
+      // citc proves the key itself in the next step, with what to do when it fails.
+      munge_check: false,
     })
   },
 }
@@ -303,27 +321,14 @@ const configureMachines: Step<AddContext> = {
 const proveKeys: Step<AddContext> = {
   title: 'Prove the munge key: a credential made here is decoded on each machine',
   run: async (ctx) => {
-    for (const c of ctx.candidates) await proveMunge(ctx.transport, c.login, ctx.signal)
-  },
-}
-
-const updateConfiguration: Step<AddContext> = {
-  title: 'Add the machines to limits.yaml and slurm.conf (restart slurmctld, then reconfigure)',
-  run: async (ctx, task) => {
-    const text = withJoined(ctx.limitsText, ctx.specs!)
-    await applyStoredLimits({ctx, text, report: (m) => (task.output = m)})
-    // Pinned for good only now that the machines are part of the cluster.
-    await pinHostKeys(ctx.transport, JOINED_KNOWN_HOSTS, ctx.candidates.map((c) => ({host: c.host, port: c.login.port, key: c.key})))
+    await Promise.all(ctx.candidates.map((c) => proveMunge(ctx.transport, c.login, ctx.signal)))
   },
 }
 
 const waitIdle: Step<AddContext> = {
-  title: 'Wait until each machine is IDLE, and run a one-task job on it',
+  title: 'Wait until each machine is IDLE, and run a one-task job on each',
   run: async (ctx, task) => {
-    for (const s of ctx.specs!) {
-      task.output = s.name
-      await waitIdleAndProve(ctx.controller, ctx.transport, s.name, ctx.signal)
-    }
+    await waitIdleAndProve(ctx.controller, ctx.transport, ctx.specs!.map((s) => s.name), {signal: ctx.signal, report: (m) => (task.output = m)})
   },
 }
 

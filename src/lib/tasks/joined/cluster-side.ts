@@ -40,7 +40,7 @@ export async function clusterFacts(t: Transport, controller: Controller, signal?
  * The management node's address on the way to the machine (its route's source): what the machine
  * reaches slurmctld, LDAP and NFS on. Every joined machine must use the same one (SlurmctldHost has one).
  */
-export async function controllerAddressFor(t: Transport, host: string, stored: readonly StaticNodeSpec[]): Promise<string> {
+export async function controllerAddressFor(t: Transport, host: string, known: readonly Pick<StaticNodeSpec, 'name' | 'controller'>[]): Promise<string> {
   const resolved = await t.run(['getent', 'ahostsv4', host], {timeoutMs: 20_000})
   const ip = /^(\d+\.\d+\.\d+\.\d+)/m.exec(resolved.stdout)?.[1]
   if (!ip) throw new CitcError('invalidInput', `${host} does not resolve to an IPv4 address on the management node; nothing was changed`, {hint: 'give the machine as an IPv4 address, or add it to /etc/hosts on the management node'})
@@ -50,9 +50,9 @@ export async function controllerAddressFor(t: Transport, host: string, stored: r
   if (src.startsWith('127.') || ip.startsWith('127.')) {
     throw new CitcError('invalidInput', `${host} is the management node itself; nothing was changed`, {hint: 'join other machines; this one runs the cluster’s local nodes already'})
   }
-  const other = stored.find((s) => s.controller !== src)
+  const other = known.find((s) => s.controller !== src)
   if (other) {
-    throw new CitcError('invalidInput', `the management node reaches ${host} from ${src}, but joined machines reach it at ${other.controller} (${other.name}); nothing was changed`, {
+    throw new CitcError('invalidInput', `the management node reaches ${host} from ${src}, but other machines reach it at ${other.controller} (${other.name}); nothing was changed`, {
       hint: 'slurm.conf names one controller address: join machines that share a network with the others',
     })
   }
@@ -80,26 +80,43 @@ export async function proveMunge(t: Transport, login: MachineLogin, signal?: Abo
 
 const settled = (state: string[]) => state.includes('IDLE') && !state.some((s) => ['DOWN', 'DRAIN', 'NOT_RESPONDING', 'FAIL', 'INVALID_REG'].includes(s))
 
-/** Wait (bounded) until the node registers IDLE, then run one task on it. */
-export async function waitIdleAndProve(controller: Controller, t: Transport, name: string, signal?: AbortSignal, timeoutMs = 180_000): Promise<void> {
+/**
+ * Wait (bounded) until every node registers IDLE, then prove them with one job of a task on each (its
+ * output must name every machine); when that job fails, one job per node names the one that fails.
+ */
+export async function waitIdleAndProve(controller: Controller, t: Transport, names: string[], o: {signal?: AbortSignal; timeoutMs?: number; report?: (m: string) => void} = {}): Promise<void> {
+  const timeoutMs = o.timeoutMs ?? 180_000
   const deadline = Date.now() + timeoutMs
-  let last = ''
   for (;;) {
-    signal?.throwIfAborted()
-    const [node] = await controller.nodes(name)
-    if (node && settled(node.state)) break
-    last = node ? `${node.state.join('+')}${node.reason ? ` (${node.reason})` : ''}` : 'unknown to slurmctld'
+    o.signal?.throwIfAborted()
+    const states = await controller.nodes(names.join(','))
+    const waiting = names.filter((n) => !states.some((s) => s.name === n && settled(s.state)))
+    if (waiting.length === 0) break
+    o.report?.(`waiting for ${waiting.join(', ')}`)
     if (Date.now() > deadline) {
-      throw new CitcError('remote', `${name} did not become IDLE within ${timeoutMs / 1000} s: ${last}`, {
-        hint: `see citc nodes for its reason, and slurmd's log on the machine (/var/log/slurm/slurmd-${name}.log)`,
+      const why = waiting.map((n) => {
+        const s = states.find((x) => x.name === n)
+        return s ? `${n} ${s.state.join('+')}${s.reason ? ` (${s.reason})` : ''}` : `${n} unknown to slurmctld`
+      })
+      throw new CitcError('remote', `not IDLE within ${timeoutMs / 1000} s: ${why.join('; ')}`, {
+        hint: `see citc nodes for their reasons, and slurmd's log on each machine (/var/log/slurm/slurmd-NAME.log)`,
       })
     }
     await sleep(1000)
   }
-  const r = await t.run(controller.slurmArgv('srun', ['-w', name, '-N1', '-n1', '--job-name=citc-node-add', 'hostname']), {timeoutMs: 120_000, signal})
-  if (r.exitCode !== 0) {
-    throw new CitcError('remote', `${name} is IDLE, but a one-task job on it failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`, {
-      hint: `srun needs the machine to reach the management node on ports 60001-63000; see slurmd's log on the machine (/var/log/slurm/slurmd-${name}.log)`,
-    })
+  o.report?.(`a one-task job on ${names.join(', ')}`)
+  const all = await oneTaskEach(controller, t, names, o.signal)
+  if (all.exitCode === 0 && names.every((n) => all.stdout.split('\n').includes(n))) return
+  for (const n of names) {
+    const r = await oneTaskEach(controller, t, [n], o.signal)
+    if (r.exitCode !== 0) {
+      throw new CitcError('remote', `${n} is IDLE, but a one-task job on it failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`, {
+        hint: `srun needs the machine to reach the management node on ports 60001-63000; see slurmd's log on the machine (/var/log/slurm/slurmd-${n}.log)`,
+      })
+    }
   }
 }
+
+/** srun of one task on each of these nodes, printing its Slurm node name (a machine's host name may differ: --name). */
+const oneTaskEach = (controller: Controller, t: Transport, names: string[], signal?: AbortSignal) =>
+  t.run(controller.slurmArgv('srun', ['-w', names.join(','), `-N${names.length}`, `-n${names.length}`, '--job-name=citc-node-add', 'printenv', 'SLURMD_NODENAME']), {timeoutMs: 120_000, signal})

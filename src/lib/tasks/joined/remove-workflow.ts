@@ -46,8 +46,8 @@ export async function runNodeRemove(io: Io, input: NodeRemoveInput, dataDir: str
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
   const paths = registry.paths(name)
-  const limitsText = readStoredLimits(paths.dir)
-  const stored = storedStaticNodes(limitsText, record)
+  // Checked before the lock for a quick answer, and again under it.
+  const stored = storedStaticNodes(readStoredLimits(paths.dir), record)
   const unknown = input.names.filter((n) => !stored.some((s) => s.name === n))
   if (unknown.length > 0) {
     throw usageError(
