@@ -160,9 +160,7 @@ const hostKeys: Step<AddContext> = {
       if (pinned.length === 0) await confirmKey(ctx.io, c, task)
     }
     // This run's known_hosts: citc's pinned keys plus the ones just confirmed. citc's own file
-    // gets them only once the machines have joined.
-    const old = (await ctx.transport.readFile(JOINED_KNOWN_HOSTS))?.toString('utf8')
-    if (old) await ctx.transport.writeFile(ctx.candidates[0].login.knownHosts, old, {mode: 0o600})
+    // gets them only once the machines have joined (a dry run leaves it as it is).
     await pinHostKeys(ctx.transport, ctx.candidates[0].login.knownHosts, ctx.candidates.map((c) => ({host: c.host, port: c.login.port, key: c.key})))
   },
 }

@@ -58,16 +58,17 @@ export async function scanHostKey(t: Transport, host: string, port: number, sign
 }
 
 /**
- * Pin keys: each machine's line in a known_hosts file on the management node (citc's, or a run's own
- * copy), replacing a line for the same host and port (the caller has confirmed the new key).
+ * Pin keys: citc's known_hosts (`JOINED_KNOWN_HOSTS`) with each machine's line added, replacing a line
+ * for the same host and port (the caller has confirmed the new key), written to `to` — citc's file itself,
+ * or a run's own copy in a directory that exists (the keys confirmed before the machines have joined).
  */
-export async function pinHostKeys(t: Transport, file: string, keys: {host: string; port: number; key: ScannedKey}[]): Promise<void> {
+export async function pinHostKeys(t: Transport, to: string, keys: {host: string; port: number; key: ScannedKey}[]): Promise<void> {
   const names = new Set(keys.map((k) => knownHostsName(k.host, k.port)))
   const old = (await t.readFile(JOINED_KNOWN_HOSTS))?.toString('utf8') ?? ''
   const kept = old.split('\n').filter((l) => l.trim() && !names.has(l.split(' ')[0]))
   const lines = [...kept, ...keys.map((k) => `${knownHostsName(k.host, k.port)} ${k.key.algorithm} ${k.key.blob}`)]
-  await t.check(['mkdir', '-p', '-m', '0700', JOINED_DIR])
-  await t.writeFile(file, lines.join('\n') + '\n', {mode: 0o600})
+  if (to === JOINED_KNOWN_HOSTS) await t.check(['mkdir', '-p', '-m', '0700', JOINED_DIR])
+  await t.writeFile(to, lines.join('\n') + '\n', {mode: 0o600})
 }
 
 /** Drop a machine's line from citc's known_hosts. */

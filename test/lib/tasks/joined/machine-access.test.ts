@@ -24,12 +24,16 @@ describe('machine access', () => {
   })
 
   it('pins keys by host and port, replacing only that line, and unpins them', async () => {
-    const t = new MemoryTransport()
+    const t = new MemoryTransport({dirs: ['/tmp/run']})
     const key = (b: string) => ({algorithm: 'ssh-ed25519', blob: b, fingerprint: 'x'})
     await pinHostKeys(t, '/etc/citc/joined/known_hosts', [{host: '10.0.0.2', port: 22, key: key('A1')}, {host: '10.0.0.3', port: 2222, key: key('B1')}])
     await pinHostKeys(t, '/etc/citc/joined/known_hosts', [{host: '10.0.0.2', port: 22, key: key('A2')}])
     expect((await t.readFile('/etc/citc/joined/known_hosts'))!.toString()).toBe('[10.0.0.3]:2222 ssh-ed25519 B1\n10.0.0.2 ssh-ed25519 A2\n')
     await unpinHostKey(t, {host: '10.0.0.3', port: 2222})
+    expect((await t.readFile('/etc/citc/joined/known_hosts'))!.toString()).toBe('10.0.0.2 ssh-ed25519 A2\n')
+    // A run's own copy (keys confirmed, machines not joined yet): citc's file stays as it was.
+    await pinHostKeys(t, '/tmp/run/known_hosts', [{host: '10.0.0.9', port: 22, key: key('C1')}])
+    expect((await t.readFile('/tmp/run/known_hosts'))!.toString()).toBe('10.0.0.2 ssh-ed25519 A2\n10.0.0.9 ssh-ed25519 C1\n')
     expect((await t.readFile('/etc/citc/joined/known_hosts'))!.toString()).toBe('10.0.0.2 ssh-ed25519 A2\n')
   })
 
