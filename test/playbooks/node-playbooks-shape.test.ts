@@ -43,4 +43,17 @@ describe('node.yml and its companions', () => {
     expect(play('node-remove.yml').become).toBe(true)
     expect(play('joined-management.yml').become).toBe(false)
   })
+
+  it('marks the machine as joined before any role changes it, and node-remove.yml unmarks it', () => {
+    // citc node add's preflight takes a machine with this mark for its own earlier join: a run that
+    // failed half-way (slurmd, munged already there) is continued, not refused as a foreign Slurm.
+    const marks = (tasks: Task[] = []) => tasks.filter((t) => (t['ansible.builtin.copy'] as {dest?: string} | undefined)?.dest === '/etc/citc-joined')
+    const node = play('node.yml') as {pre_tasks?: Task[]; tasks?: Task[]; post_tasks?: Task[]}
+    expect(marks(node.pre_tasks)).toHaveLength(1)
+    expect(marks(node.tasks)).toHaveLength(0)
+    expect(marks(node.post_tasks)).toHaveLength(0)
+    expect(String((marks(node.pre_tasks)[0]['ansible.builtin.copy'] as {content: string}).content)).toBe('{{ cluster_name }} {{ joined_name }}\n')
+    const removes = ((play('node-remove.yml').tasks ?? []) as Task[]).filter((t) => (t['ansible.builtin.file'] as {path?: string; state?: string} | undefined)?.path === '/etc/citc-joined')
+    expect(removes.map((t) => (t['ansible.builtin.file'] as {state: string}).state)).toEqual(['absent'])
+  })
 })

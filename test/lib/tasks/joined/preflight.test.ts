@@ -141,6 +141,13 @@ describe('the probe script', () => {
     }
   })
 
+  it('reads the mark node.yml leaves (cluster and node name) and the port results', () => {
+    const f = parseProbe('joined_marker=lab ws1 \nreach_6817=open\nreach_389=timeout\nhostname=ws1\nprobe_done=1\n')
+    expect(f.joinedMarker).toEqual({cluster: 'lab', name: 'ws1'})
+    expect([...f.reach]).toEqual([[6817, 'open'], [389, 'timeout']])
+    expect(parseProbe('joined_marker=\nprobe_done=1\n').joinedMarker).toBeUndefined()
+  })
+
   it('refuses output that stops early', () => {
     expect(() => parseProbe('os_id=debian\n')).toThrow(/stopped early/)
   })
