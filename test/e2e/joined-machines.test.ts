@@ -100,7 +100,8 @@ describe('machines join a local cluster (citc node add / remove)', () => {
     expect(r.stderr).toMatch(/slurmd 23\.11\.4 is newer than the cluster's slurmctld 22\.05/)
     expect(r.stderr).toMatch(/already has \/etc\/slurm \(slurm\.conf\)/)
     expect(r.stderr).toMatch(/--adopt/)
-    expect(r.stderr).toMatch(/clock is 60\d s away/)
+    // 600 s ahead, read in whole seconds against the middle of the probe: 599 to 601.
+    expect(r.stderr).toMatch(/clock is (599|60[01]) s away/)
     expect(r.stderr).toMatch(new RegExp(`cannot reach slurmd's port ${odd.address.replace(/\./g, '\\.')}:6818 \\(timeout\\)`))
     expect(r.stderr).toMatch(/allow TCP from .* port 6818 on the machine's firewall/)
     expect(readFileSync('/etc/slurm/slurm.conf', 'utf8')).toBe(before)
@@ -113,6 +114,15 @@ describe('machines join a local cluster (citc node add / remove)', () => {
     const short = await add([ws1.address, ws2.address, '--host-key', ws1.hostKeyFingerprint])
     expect(short.code).toBe(2)
     expect(short.stderr).toMatch(/one --host-key per machine/)
+    // --dry-run: the checks and the plan, nothing changed (no key pinned, no slurm.conf change).
+    const confBefore = readFileSync('/etc/slurm/slurm.conf', 'utf8')
+    const dry = await add([ws1.address, ws2.address, '--host-key', ws1.hostKeyFingerprint, '--host-key', ws2.hostKeyFingerprint, '--dry-run', '--json'])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.json()).toMatchObject({applied: false, nodes: [{name: 'ws1', address: ws1.address, ssh: {hostKey: ws1.hostKeyFingerprint}}, {name: 'ws2'}]})
+    expect(readFileSync('/etc/slurm/slurm.conf', 'utf8')).toBe(confBefore)
+    expect(existsSync('/etc/citc/joined/known_hosts')).toBe(false)
+    expect(ws1.exec(['sh', '-c', 'test -e /etc/citc-joined && echo marked || echo none']).stdout.trim()).toBe('none')
+
     const r = await add([ws1.address, ws2.address, '--host-key', ws1.hostKeyFingerprint, '--host-key', ws2.hostKeyFingerprint])
     if (r.code !== 0) throw new Error(`node add failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
     for (const m of [ws1, ws2]) expect(nodeState(m.name)).toBe('IDLE')
