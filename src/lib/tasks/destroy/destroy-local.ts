@@ -80,13 +80,24 @@ interface DestroyLocalContext extends WorkflowContext {
   warnings: string[]
 }
 
+/** The joined machines of the cluster's limits.yaml; one that cannot be read must not stop destroy: a warning. */
+function joinedMachines(ctx: DestroyLocalContext) {
+  try {
+    return storedStaticNodes(readStoredLimits(ctx.dir), ctx.record)
+  } catch (error) {
+    const why = `cannot read the joined machines from ${ctx.dir}/limits.yaml (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); stop slurmd and remove /etc/munge/munge.key on them by hand`
+    if (!ctx.warnings.includes(why)) ctx.warnings.push(why)
+    return []
+  }
+}
+
 /** Joined machines (citc node add) are released as `citc node remove` does, each said out loud; one that cannot be reached is a warning. */
 const releaseJoined: Step<DestroyLocalContext> = {
   title: 'Release the joined machines (slurmd stopped, the cluster’s key and settings removed over SSH)',
-  skip: (ctx) => (storedStaticNodes(readStoredLimits(ctx.dir), ctx.record).length === 0 ? 'no joined machines' : false),
+  skip: (ctx) => (joinedMachines(ctx).length === 0 ? 'no joined machines' : false),
   rendererOptions: {outputBar: 1},
   run: async (ctx, task) => {
-    const joined = storedStaticNodes(readStoredLimits(ctx.dir), ctx.record)
+    const joined = joinedMachines(ctx)
     const workDir = mkdtempSync(join(tmpdir(), 'citc-destroy-'))
     const run = {transport: localTransport(), packageRoot: ctx.packageRoot, baseVars: playbookVars(ctx.record, ctx.packageRoot), workDir, logFile: ctx.logFile('teardown'), signal: ctx.signal, onTask: (t: string) => (task.output = t)}
     try {
