@@ -10,6 +10,7 @@ import writeFileAtomic from 'write-file-atomic'
 import {CitcError} from '../errors.js'
 import {elevated} from '../transport/elevate.js'
 import {connectSsh, fetchPinnedHostKey, publicKeyFingerprint, type SshTransport} from '../transport/ssh/index.js'
+import {knownHostsName} from '../transport/ssh-command.js'
 import type {Transport} from '../transport/types.js'
 import {KEY_FILES} from './keys.js'
 import type {ClusterPaths} from './registry.js'
@@ -52,9 +53,6 @@ export function sshTargetOf(record: ClusterRecord) {
 export const asRootOn = (record: ClusterRecord, ssh: SshTransport): Transport => (record.mgmt.sudo ? elevated(ssh) : ssh)
 
 /** The host part of a known_hosts line: "host", or "[host]:port" off port 22. */
-function knownHostsName(host: string, port: number): string {
-  return port === 22 ? host : `[${host}]:${port}`
-}
 
 /**
  * Write keys/known_hosts with the pinned key only: from keys/mgmt_host_ed25519.pub for clusters citc

@@ -11,6 +11,9 @@ export interface SshLogin {
   keyPath: string
 }
 
+/** A host's name in a known_hosts line: the host, or `[host]:port` off port 22 (as OpenSSH writes it). */
+export const knownHostsName = (host: string, port: number): string => (port === 22 ? host : `[${host}]:${port}`)
+
 export interface PinnedKnownHosts {
   /** A known_hosts file holding the pinned host key only (cluster/management.ts writeKnownHosts). */
   file: string

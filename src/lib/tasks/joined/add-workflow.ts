@@ -17,14 +17,13 @@ import {managedHere} from '../../cluster/management-node.js'
 import {CitcError, usageError} from '../../errors.js'
 import {confirmOrRefuse, promptsOf, type Io} from '../../io.js'
 import type {StaticNodeSpec} from '../../slurm/limits-types.js'
-import {generateFromLimits, requestFor} from '../finish/generate-config.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 import {withJoinedSession, type JoinedSession} from './joined-session.js'
 import {playbookRunFor, runMachinesPlaybook, runManagementPlaybook, type JoinedMachine} from './joined-playbooks.js'
 import {checkPinned, defaultKeyPath, JOINED_KNOWN_HOSTS, onMachine, pinHostKeys, scanHostKey, type MachineLogin, type ScannedKey} from './machine-access.js'
 import {defaultNodeName, nodeHardware, PORTS, preflight, slurmdPackageFor, type Problem} from './preflight.js'
 import {parseProbe, PROBE_SCRIPT, type MachineFacts, type Reach} from './probe.js'
-import {applyStoredLimits, readStoredLimits, storedStaticNodes, withJoined} from './stored-limits.js'
+import {applyStoredLimits, readStoredLimits, storedLimits, withJoined} from './stored-limits.js'
 import {clusterFacts, controllerAddressFor, probeFromManagement, proveMunge, waitIdleAndProve, type ClusterFacts} from './cluster-side.js'
 
 export interface NodeAddInput {
@@ -91,7 +90,8 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
   return clusterWorkflow({paths, command: 'citc node add', renderer: io.renderer, lock: {wait: input.wait, timeoutMs: 30 * 60_000}, log: {kind: 'node-add'}}, (wf) =>
     withJoinedSession(wf, record, 'node-add', async (session) => {
       const limitsText = readStoredLimits(paths.dir)
-      checkPartition(input.partition, limitsText, record)
+      const stored = storedLimits(limitsText, record)
+      checkPartition(input.partition, stored.partitions, record)
       const ctx: AddContext = {
         ...wf.context,
         ...session,
@@ -100,7 +100,7 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
         record,
         dir: paths.dir,
         limitsText,
-        stored: storedStaticNodes(limitsText, record),
+        stored: stored.staticNodes,
         candidates: input.hosts.map((host) => ({
           host,
           name: input.name ?? '',
@@ -132,10 +132,8 @@ export async function runNodeAdd(io: Io, input: NodeAddInput, dataDir: string) {
 }
 
 /** --partition must name one of the cluster's partitions (limits.yaml's, or finish's default one). */
-function checkPartition(partition: string | undefined, limitsText: string, record: ClusterRecord): void {
+function checkPartition(partition: string | undefined, names: string[], record: ClusterRecord): void {
   if (partition === undefined) return
-  const {partitions} = generateFromLimits(requestFor(record, 'limits.yaml (the cluster’s copy)', limitsText)).generated
-  const names = partitions.map((p) => p.name)
   if (!names.includes(partition)) {
     throw usageError(`--partition ${partition}: ${record.name} has no such partition (it has ${names.join(', ')})`, 'name one of those, or add the partition under partitions: in limits.yaml and run citc finish first')
   }

@@ -3,6 +3,7 @@
 import {CitcError, remoteError} from '../../errors.js'
 import {sleep} from '../../proc.js'
 import {Controller} from '../../slurm/controller.js'
+import {SRUN_PORT_RANGE} from '../../slurm/render.js'
 import type {StaticNodeSpec} from '../../slurm/limits-types.js'
 import type {Transport} from '../../transport/types.js'
 import {Directory, readLdapConfig} from '../../users/directory.js'
@@ -111,7 +112,7 @@ export async function waitIdleAndProve(controller: Controller, t: Transport, nam
     const r = await oneTaskEach(controller, t, [n], o.signal)
     if (r.exitCode !== 0) {
       throw new CitcError('remote', `${n} is IDLE, but a one-task job on it failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`, {
-        hint: `srun needs the machine to reach the management node on ports 60001-63000; see slurmd's log on the machine (/var/log/slurm/slurmd-${n}.log)`,
+        hint: `srun needs the machine to reach the management node on ports ${SRUN_PORT_RANGE}; see slurmd's log on the machine (/var/log/slurm/slurmd-${n}.log)`,
       })
     }
   }

@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {CitcError, HostKeyMismatchError, remoteError, usageError} from '../../errors.js'
 import {shellQuote} from '../../shell-quote.js'
 import {sshFingerprint} from '../../transport/ssh/host-key.js'
-import {sshArgs} from '../../transport/ssh-command.js'
+import {knownHostsName, sshArgs} from '../../transport/ssh-command.js'
 import type {RunResult, Transport} from '../../transport/types.js'
 
 /** citc's files about joined machines on the management node. */
@@ -32,7 +32,6 @@ export interface ScannedKey {
   fingerprint: string
 }
 
-const knownHostsName = (host: string, port: number) => (port === 22 ? host : `[${host}]:${port}`)
 
 /** The key citc logs in with when --key is not given: the user's own default SSH key. */
 export function defaultKeyPath(home = homedir()): string {

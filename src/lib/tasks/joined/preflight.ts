@@ -1,14 +1,15 @@
 // Whether a machine may join, from what the probe found (probe.ts): every problem at once, each with
 // what to do. Pure: the caller gathers the facts (the machine's, the management node's) and changes
 // nothing until this returns no problem.
+import {STATIC_NODE_NAME} from '../../config/limits-static.js'
+import {SRUN_PORT_RANGE} from '../../slurm/render.js'
 import type {MachineFacts, Reach} from './probe.js'
 
 /** Slurm's major releases in order: slurmd may be up to two older than slurmctld, never newer. */
 const RELEASES = ['17.02', '17.11', '18.08', '19.05', '20.02', '20.11', '21.08', '22.05', '23.02', '23.11', '24.05', '24.11', '25.05', '25.11']
 
-/** Ports joined machines use (Slurm's defaults: hybrid-notes §2) and the range srun listens on. */
-export const PORTS = {slurmctld: 6817, slurmd: 6818, ldap: 389, nfs: 2049, srunFirst: 60_001} as const
-export const SRUN_PORT_RANGE = '60001-63000'
+/** Ports joined machines use (Slurm's defaults: hybrid-notes §2); srun's first port stands for its range (slurm.conf's SrunPortRange). */
+export const PORTS = {slurmctld: 6817, slurmd: 6818, ldap: 389, nfs: 2049, srunFirst: Number(SRUN_PORT_RANGE.split('-')[0])} as const
 
 /** Clocks further apart than this are refused: munge credentials live 300 s, and skew eats that window. */
 export const MAX_SKEW_S = 60
@@ -60,8 +61,6 @@ export function defaultNodeName(hostname: string): string {
   return hostname.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, '').slice(0, 40)
 }
 
-export const NODE_NAME = /^[a-z][a-z0-9-]{0,39}$/
-
 /** Files of /etc/slurm that mean a Slurm the machine already runs (the packages' own plugstack.conf does not). */
 const ownConfig = (files: string[]) => files.filter((f) => !f.startsWith('plugstack.conf'))
 
@@ -79,7 +78,7 @@ export function preflight(i: PreflightInput): Problem[] {
   if (!f.python3) add('python3 is missing (Ansible needs it on the machine)', `install it on ${i.host}: apt-get install python3`)
   if (f.uid !== 0 && f.sudo === false) add('the SSH user is not root and `sudo -n` asks for a password', 'log in as root (--user root), or give the user passwordless sudo')
 
-  if (!NODE_NAME.test(i.name)) {
+  if (!STATIC_NODE_NAME.test(i.name)) {
     add(`"${i.name}" is not a usable Slurm node name`, 'pass --name with a lower-case letter first, then a-z, 0-9 or "-" (at most 40)')
   } else if (!i.rejoin && i.nodeNames.has(i.name)) {
     add(`the cluster already has a node called ${i.name}`, 'pass --name with another name')

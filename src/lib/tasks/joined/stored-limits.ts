@@ -13,10 +13,14 @@ import {readStoredLimits as readStored, storedLimitsPath} from '../finish/stored
 /** The stored limits.yaml's text ('' when the cluster has none yet: a static: section alone is a valid file). */
 export const readStoredLimits = (clusterDir: string): string => readStored(storedLimitsPath(clusterDir)) ?? ''
 
-/** The joined machines of a stored limits text (validated as finish validates it). */
-export function storedStaticNodes(text: string, record: ClusterRecord): StaticNodeSpec[] {
-  return generateFromLimits(requestFor(record, 'limits.yaml (the cluster’s copy)', text)).limits.staticNodes
+/** A stored limits text, validated as finish validates it: its joined machines and its partitions' names. */
+export function storedLimits(text: string, record: ClusterRecord): {staticNodes: StaticNodeSpec[]; partitions: string[]} {
+  const {limits, generated} = generateFromLimits(requestFor(record, 'limits.yaml (the cluster’s copy)', text))
+  return {staticNodes: limits.staticNodes, partitions: generated.partitions.map((p) => p.name)}
 }
+
+/** The joined machines of a stored limits text. */
+export const storedStaticNodes = (text: string, record: ClusterRecord): StaticNodeSpec[] => storedLimits(text, record).staticNodes
 
 /** The text with these machines joined (added, or replaced by name). */
 export const withJoined = (text: string, specs: readonly StaticNodeSpec[]): string =>
