@@ -36,6 +36,7 @@ const LAYERS: string[][] = [
   // Everything provider-specific, behind ProviderModule. Reads a cluster through ClusterView
   // (providers/cluster-view.ts) and is handed what lives in cluster/ (the management contract's reader).
   ['providers'],
+  ['metrics'], // citc metrics collect's parsers, cycle and textfile writer: reads slurm/'s node model.
   // slurm.conf's node model and renderers (pure), hostlists, scontrol: told what a provider needs, never which.
   ['slurm'],
   ['shapes'],

@@ -27,6 +27,12 @@ export interface NodeState {
   slurmdStartTime?: string
   /** When it last had work (LastBusyTime). */
   lastBusyTime?: string
+  /** LastBusyTime as epoch seconds, when scontrol ran with SLURM_TIME_FORMAT=%s (the metrics collector does). */
+  lastBusyEpoch?: number
+  /** CPUs allocated to jobs (CPUAlloc). */
+  cpuAlloc?: number
+  /** Memory allocated to jobs, MiB (AllocMem). */
+  allocMemory?: number
 }
 
 /** Separates `scontrol show config` from the log lines in versionAndLog's one call. */
@@ -199,6 +205,9 @@ export function parseNodeStates(text: string): NodeState[] {
         version: pairs.get('Version'),
         slurmdStartTime: time(pairs.get('SlurmdStartTime')),
         lastBusyTime: time(pairs.get('LastBusyTime')),
+        lastBusyEpoch: epoch(pairs.get('LastBusyTime')),
+        cpuAlloc: num('CPUAlloc'),
+        allocMemory: num('AllocMem'),
       }),
     })
   }
@@ -207,6 +216,9 @@ export function parseNodeStates(text: string): NodeState[] {
 
 /** Slurm writes "None" or "Unknown" for a time it does not have. */
 const time = (v: string | undefined) => (v && /^\d{4}-\d\d-\d\dT/.test(v) ? v : undefined)
+
+/** The same times under SLURM_TIME_FORMAT=%s: epoch seconds ("None"/"Unknown" stay absent). */
+const epoch = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined)
 
 /** Only the keys that have a value (so a parsed node compares equal to one written by hand). */
 function defined<T extends Record<string, unknown>>(o: T): Partial<T> {

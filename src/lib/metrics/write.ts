@@ -1,0 +1,38 @@
+// citc.prom into node_exporter's textfile directory, atomically: a temporary file in the same
+// directory (same filesystem, so rename replaces in one step), fsynced, renamed over the old one.
+// node_exporter only reads *.prom, so it never sees the half-written temporary file.
+import {chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {join} from 'node:path'
+
+export const PROM_FILE = 'citc.prom'
+
+/** Write `text` as <dir>/citc.prom (mode 0644: node_exporter's user reads it); returns the path. */
+export function writePromFile(dir: string, text: string): string {
+  const file = join(dir, PROM_FILE)
+  const tmp = join(dir, `.${PROM_FILE}.${process.pid}.tmp`)
+  try {
+    const fd = openSync(tmp, 'w', 0o644)
+    try {
+      writeSync(fd, text)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    chmodSync(tmp, 0o644)
+    renameSync(tmp, file)
+  } catch (e) {
+    rmSync(tmp, {force: true})
+    throw new Error(`cannot write ${file}: ${(e as Error).message} (is ${dir} a directory citc may write to?)`)
+  }
+  return file
+}
+
+/** The file the last cycle wrote, or undefined when there is none yet. */
+export function readPromFile(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, PROM_FILE), 'utf8')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw e
+  }
+}
