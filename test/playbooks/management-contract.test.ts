@@ -119,6 +119,7 @@ let run: ReturnType<typeof runRole>
 beforeAll(() => {
   run = runRole({
     local: {provider: 'local'},
+    'local-unmonitored': {provider: 'local', citc_monitoring: false},
     'local-overrides': {provider: 'local', citc_node_driver: LOCAL_OVERRIDES},
     aws: {provider: 'aws', citc_node_driver: nodeDriverVars('aws', OUTPUTS.aws)},
     google: {provider: 'google', citc_node_driver: nodeDriverVars('google', OUTPUTS.google)},
@@ -152,8 +153,13 @@ describe('cluster.json written by the citc_programs role', () => {
       programsDir: join(dir, 'programs'),
       confPath: '/etc/slurm/slurm.conf',
       elasticLog: join(dir, 'log', 'elastic.log'),
+      monitoring: {dir: '/var/lib/citc/metrics', prometheusUrl: 'http://127.0.0.1:9090', every: 30},
       driver: {},
     })
+  })
+
+  it('a cluster without monitoring (create --no-monitoring) has no monitoring section', () => {
+    expect(written('local-unmonitored').monitoring).toBeUndefined()
   })
 
   it('local: driver overrides keep their types (numbers stay numbers)', () => {
@@ -165,6 +171,8 @@ describe('cluster.json written by the citc_programs role', () => {
     const contract = written('aws')
     expect(contract.provider).toBe('aws')
     expect(contract.slurmUser).toBe('slurm')
+    // Cloud images run node-exporter on the private address: nodes.json lists them on this port.
+    expect(contract.monitoring?.computeExporterPort).toBe(9100)
     expect(contract.driver).toEqual({
       region: 'eu-west-2',
       zone: 'eu-west-2a',

@@ -42,6 +42,19 @@ const commonFields = {
   confPath: absolutePath,
   /** Where the node programs log every step. */
   elasticLog: absolutePath,
+  /** The cluster's monitoring (issue #21), absent when it was created with --no-monitoring. */
+  monitoring: z
+    .object({
+      /** The collector's directory: citc.prom (node-exporter's textfile directory), nodes.json (Prometheus's file_sd of the powered-on nodes), node-events.json (the node programs' counters). */
+      dir: absolutePath,
+      /** Prometheus on the management node, loopback only. */
+      prometheusUrl: z.string().url(),
+      /** The port of node-exporter on compute nodes (their private address), if the provider's images run it; absent: nodes.json stays empty (local nodes share this machine's kernel). */
+      computeExporterPort: z.number().int().min(1).max(65535).optional(),
+      /** Seconds between two collections. */
+      every: z.number().int().min(5),
+    })
+    .optional(),
   /** Tests only (src/lib/stand-in.ts): the doubles a stand-in management node's drivers use. Never written by the role. */
   standIn: clusterJsonStandInSchema.optional(),
 }
