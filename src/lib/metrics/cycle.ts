@@ -4,6 +4,7 @@
 import {type NodeState, parseNodeStates} from '../slurm/controller.js'
 import {featureValue} from '../slurm/nodes.js'
 import {type Family, type FamilyDef, renderExposition, sampleLine, samplesByName} from './exposition.js'
+import {type NodeEvents, NODE_EVENT_FAMILIES, nodeEventLines} from './node-events.js'
 import {baseState, hasWork, isDrained, isResponding, powerOf} from './power.js'
 import {COMMANDS, type CommandName, type JobRecord, parseJobs, parseSdiag, pendingReason, type Sdiag} from './slurm-outputs.js'
 
@@ -15,6 +16,11 @@ export interface CycleInput {
   results: Record<CommandName, CommandResult>
   /** The citc.prom the last cycle wrote, if any: its figures are kept for a source that failed now. */
   previous?: string
+  /**
+   * The node programs' counters (node-events.ts). Absent: none rendered; an error (the file could not
+   * be read): the previous file's figures are kept, as for a failed Slurm call (up is Slurm's alone).
+   */
+  events?: NodeEvents | {error: string}
 }
 
 export interface CycleOutput {
@@ -23,6 +29,8 @@ export interface CycleOutput {
   up: boolean
   /** What failed, per command, for the collector's log. */
   errors: Array<{command: CommandName; error: string}>
+  /** scontrol's nodes, when it answered and was understood (nodes.json is made from them); undefined otherwise. */
+  nodes?: NodeState[]
 }
 
 const MIB = 1024 * 1024
@@ -63,7 +71,7 @@ const COLLECTOR_FAMILIES = [
 ]
 
 /** Every family citc.prom may hold, in its order (the metric names are a contract with the page and the tests). */
-export const FAMILIES: readonly FamilyDef[] = [UP, ...NODE_FAMILIES, ...JOB_FAMILIES, ...SDIAG_FAMILIES, ...COLLECTOR_FAMILIES]
+export const FAMILIES: readonly FamilyDef[] = [UP, ...NODE_FAMILIES, ...JOB_FAMILIES, ...SDIAG_FAMILIES, ...NODE_EVENT_FAMILIES, ...COLLECTOR_FAMILIES]
 
 type Lines = Map<string, string[]>
 
@@ -86,12 +94,19 @@ export function collectCycle(input: CycleInput): CycleOutput {
   }
 
   let partitionsOfNodes: string[] = []
+  let parsedNodes: NodeState[] | undefined
   source('scontrol', NODE_FAMILIES, parseNodeOutput, (nodes) => {
+    parsedNodes = nodes
     partitionsOfNodes = [...new Set(nodes.flatMap(partitionsOf))]
     return nodeLines(nodes, input.now)
   })
   source('squeue', JOB_FAMILIES, parseJobs, (jobs) => jobLines(jobs, partitionsOfNodes, input.now))
   source('sdiag', SDIAG_FAMILIES, parseSdiag, sdiagLines)
+  const events = input.events
+  if (events !== undefined) {
+    const rendered = 'error' in events ? undefined : nodeEventLines(events)
+    for (const f of NODE_EVENT_FAMILIES) lines.set(f.name, rendered ? (rendered.get(f.name) ?? []) : (previous.get(f.name) ?? []))
+  }
 
   const failed = new Set(errors.map((e) => e.command))
   const up = failed.size === 0
@@ -107,7 +122,7 @@ export function collectCycle(input: CycleInput): CycleOutput {
   lines.set(lastSuccess, COMMANDS.map((command) => sampleLine(lastSuccess, {command}, failed.has(command) ? previousValue(lastSuccess, command) : input.now)))
 
   const families: Family[] = FAMILIES.map((f) => ({...f, lines: lines.get(f.name) ?? []}))
-  return {text: renderExposition(families), up, errors}
+  return {text: renderExposition(families), up, errors, nodes: failed.has('scontrol') ? undefined : parsedNodes}
 }
 
 const round = (s: number) => Math.round(s * 1e6) / 1e6

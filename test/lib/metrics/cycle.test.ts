@@ -6,7 +6,8 @@ import {capturedAt, nodeLine, scontrolNodes, sdiagReport, squeueJobs} from './fi
 const ok = (stdout: string, seconds = 0.01): CommandResult => ({ok: true, stdout, seconds})
 const down: CommandResult = {ok: false, error: 'slurm_load_node error: Unable to contact slurm controller (connect failure)', seconds: 20}
 const now = capturedAt + 60
-const good: CycleInput = {now, results: {scontrol: ok(scontrolNodes), squeue: ok(squeueJobs), sdiag: ok(sdiagReport)}}
+const events = {version: 1 as const, resumeRequests: {'local.small': 4}, startFailures: {'local.small': {capacity: 1}}}
+const good: CycleInput = {now, results: {scontrol: ok(scontrolNodes), squeue: ok(squeueJobs), sdiag: ok(sdiagReport)}, events}
 const lines = (text: string, name: string) => text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
 
 describe('one collection from real Slurm 22.05 outputs', () => {
@@ -77,6 +78,16 @@ describe('one collection from real Slurm 22.05 outputs', () => {
     expect(text).toContain('citc_slurm_server_threads 3\n')
   })
 
+  it("renders the node programs' counters", () => {
+    expect(lines(text, 'citc_node_resume_requests_total')).toEqual(['citc_node_resume_requests_total{shape="local.small"} 4'])
+    expect(lines(text, 'citc_node_start_failures_total')).toEqual(['citc_node_start_failures_total{shape="local.small",reason="capacity"} 1'])
+  })
+
+  it("hands scontrol's nodes on (for nodes.json), none when scontrol failed", () => {
+    expect(collectCycle(good).nodes?.map((n) => n.name)).toHaveLength(9)
+    expect(collectCycle({...good, results: {...good.results, scontrol: down}}).nodes).toBeUndefined()
+  })
+
   it('names no user or account', () => {
     expect(text).not.toMatch(/\b(user|account)="/)
     expect(text).not.toMatch(/root/)
@@ -140,6 +151,12 @@ describe('a collection when slurmctld does not answer', () => {
     expect(lines(r.text, 'citc_collect_last_success_timestamp_seconds')).toContain('citc_collect_last_success_timestamp_seconds{command="scontrol"} 0')
     // No HELP without samples.
     expect(r.text).not.toContain('citc_slurm_node_info')
+  })
+
+  it("keeps the last counters when node-events.json cannot be read, without calling Slurm down", () => {
+    const r = collectCycle({...good, now: now + 30, previous: first.text, events: {error: 'node-events.json is damaged'}})
+    expect(r.up).toBe(true)
+    expect(lines(r.text, 'citc_node_start_failures_total')).toEqual(lines(first.text, 'citc_node_start_failures_total'))
   })
 
   it('survives a previous file that is garbage', () => {

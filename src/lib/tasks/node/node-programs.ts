@@ -110,6 +110,15 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, sta
       for (const f of outcomes.filter((o) => !o.ok)) log(`${f.name}: FAILED to stop: ${f.error}`)
     }
     log(`${program} done: ${outcomes.filter((o) => o.ok).length} ok, ${outcomes.filter((o) => !o.ok).length} failed`)
+    if (cfg.monitoring) {
+      // Imported only where there is monitoring to tell. Its failures are logged, never the program's.
+      try {
+        const {nodeProgramMetrics, resumeEvents} = await import('../metrics/node-program-metrics.js')
+        await nodeProgramMetrics(cfg, {batch: program === 'resume' ? resumeEvents(specs, outcomes) : undefined, nodes: () => controller.nodes()}, log)
+      } catch (error) {
+        log(`metrics: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    }
     return outcomes
   } catch (error) {
     log(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}`)
