@@ -19,6 +19,8 @@ export const INTEGRATION = [
   'test/cli/help.test.ts',
   'test/cli/interrupt.test.ts',
   'test/cli/manifest.test.ts',
+  // The collector against slurmctld + munged + two slurmd of the test's own.
+  'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
