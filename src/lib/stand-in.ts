@@ -8,6 +8,7 @@
 //   `citc node resume|suspend|fail HOSTLIST --stand-in FILE`
 //                                               (hidden flag) clusterJson: another cluster.json than
 //                                                 /etc/citc/cluster.json; driver: see below;
+//   `citc metrics collect … --stand-in FILE`    (hidden flag) clusterJson only: the collector's cluster.json;
 // and cluster.json itself may hold `"standIn": {"driver": {…}}`: node programs that slurmctld starts
 // (with no flag, and an environment of its own) on a stand-in management node find the doubles there.
 // A flag's driver part wins over cluster.json's, field by field.

@@ -53,7 +53,10 @@ export function samplesByName(text: string): Map<string, string[]> {
     if (line === '' || line.startsWith('#')) continue
     const name = sampleName(line)
     if (!name) continue
-    byName.set(name, [...(byName.get(name) ?? []), line])
+    // push, not a copy per line: a 1,000-node file has thousands of lines of one name.
+    const lines = byName.get(name)
+    if (lines) lines.push(line)
+    else byName.set(name, [line])
   }
   return byName
 }
