@@ -3,6 +3,9 @@
 // next create run). The management playbook takes it as citc_monitoring. Fixed once the cluster is made.
 export const MONITORING_OFF = 'off'
 
+/** The loopback ports of the management node's Prometheus and node-exporter (group_vars/all.yml citc_prometheus_port and citc_node_exporter_port say the same). */
+export const MONITORING_PORTS = {prometheus: 9090, nodeExporter: 9100} as const
+
 export function monitoringOn(record: {settings?: Record<string, string | number>}): boolean {
   return record.settings?.monitoring !== MONITORING_OFF
 }

@@ -50,7 +50,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
   const registry = clusterRegistry(dataDir)
   // Validate the limits before anything else (exit 3, nothing changed).
   generateFromLimits({provider: input.provider, clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
-  const notes = checkPreflight(await gatherFacts(clusterOnThisMachine), input.name, input.force)
+  const notes = checkPreflight(await gatherFacts(clusterOnThisMachine), input.name, input.force, input.monitoring !== false)
   for (const n of notes) io.note(n)
 
   const exists = registry.has(input.name)
