@@ -1,13 +1,19 @@
 #!/usr/bin/env node
-// slurmctld runs `citc node resume|suspend|fail <hostlist>` on every power event: those three skip
-// oclif's start-up (manifest, plugins: ~150 ms) and go straight to the node program, which behaves as
-// the oclif command does (src/commands/node/program.ts). Anything else — help, other flags — goes to
-// oclif. Tests add `--stand-in FILE` (src/lib/stand-in.ts), which takes the same fast path.
+// slurmctld runs `citc node resume|suspend|fail <hostlist>` on every power event, and the citc-metrics
+// timer runs `citc metrics collect` every 30 s: those skip oclif's start-up (manifest, plugins: ~150 ms)
+// and go straight to their main function, which behaves as the oclif command does
+// (src/commands/node/program.ts, src/commands/metrics/collect.ts). Anything else — help, other flags,
+// --every — goes to oclif. Tests add `--stand-in FILE` (src/lib/stand-in.ts), which takes the same fast path.
 const [, , topic, program, hostlist, ...rest] = process.argv
 const standIn = rest.length === 2 && rest[0] === '--stand-in' && !rest[1].startsWith('-') ? rest[1] : undefined
+const collect = topic === 'metrics' && program === 'collect'
+const collectStandIn = hostlist === '--stand-in' && rest.length === 1 && !rest[0].startsWith('-') ? rest[0] : undefined
 if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostlist && !hostlist.startsWith('-') && (rest.length === 0 || standIn)) {
   const {nodeProgramMain} = await import('../dist/lib/tasks/node/node-programs.js')
   process.exitCode = await nodeProgramMain(program, hostlist, standIn)
+} else if (collect && (hostlist === undefined || collectStandIn)) {
+  const {metricsCollectMain} = await import('../dist/lib/tasks/metrics/collect-main.js')
+  process.exitCode = await metricsCollectMain({standInFile: collectStandIn})
 } else {
   const {execute} = await import('@oclif/core')
   await execute({dir: import.meta.url})

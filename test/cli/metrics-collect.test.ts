@@ -79,6 +79,8 @@ beforeAll(async () => {
   update('NodeName=tst-small-0005', 'State=DRAIN', 'Reason=disk full')
   update('NodeName=tst-small-0006', 'State=DOWN', 'Reason=citc: capacity: InsufficientInstanceCapacity for local.small')
   run('sbatch', ['-o', '/dev/null', '-H', '-p', 'big', '-n', '4', '--array=0-9', '--wrap', 'true'])
+  // slurmctld's power thread acts on the requests a moment later: until then 0004 is only POWER_UP+POWER_DOWN.
+  await waitFor('0003 powering up and 0004 powering down', () => state('tst-small-0003').includes('POWERING_UP') && state('tst-small-0004').includes('POWERING_DOWN'), 30_000, 250)
 
   dir = join(sb.dir, 'metrics')
   mkdirSync(dir)
