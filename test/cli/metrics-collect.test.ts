@@ -4,11 +4,11 @@
 // (registered, a job on it, asked to power down after it), starting, stopping, off, off and drained,
 // off and down. Then slurmctld is stopped: up 0, the last figures kept, exit 0, no crash.
 import {type ChildProcess, spawn, spawnSync} from 'node:child_process'
-import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {recordNodeEvents} from '../../src/lib/metrics/node-events.js'
+import {readNodeEvents, recordNodeEvents} from '../../src/lib/metrics/node-events.js'
 import {sleep} from '../../src/lib/proc.js'
 import {freePort, slurmSandbox, type SlurmSandbox} from '../helpers/slurm.js'
 import {waitFor} from '../helpers/wait.js'
@@ -88,7 +88,9 @@ beforeAll(async () => {
   writeFileSync(
     clusterJson,
     JSON.stringify({
-      version: 1, name: 'tst', provider: 'local', driver: {}, sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: '/opt/citc/bin',
+      version: 1, name: 'tst', provider: 'local', sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: '/opt/citc/bin',
+      // For `citc node resume`: a node whose "slurmd" exits at once (a start failure of class other), all in the sandbox.
+      driver: {runDir: join(sb.dir, 'run'), logDir: join(sb.dir, 'node-logs'), slurmd: '/bin/false', slurmdPidFile: join(sb.dir, 'node-%n.pid'), imagesDir: join(sb.dir, 'images'), startTimeoutS: 5},
       confPath: sb.confPath, elasticLog: join(sb.dir, 'elastic.log'),
       monitoring: {dir, prometheusUrl: 'http://127.0.0.1:9090', computeExporterPort: 9100, every: 30},
     }),
@@ -154,6 +156,22 @@ describe('citc metrics collect against slurmctld', () => {
     expect([r.code, r.stderr]).toEqual([0, ''])
     expect(Date.now() - signalled).toBeLessThan(5000)
   }, 60_000)
+
+  it("has `citc node resume` count its nodes and failures by shape and class, and rewrite nodes.json", async () => {
+    const nodesFile = join(dir, 'nodes.json')
+    rmSync(nodesFile)
+    const r = await citc(['node', 'resume', 'tst-big-0001', '--stand-in', standIn], {timeoutMs: 60_000})
+    // Its one node failed: exit 1, reported to Slurm; the counts and nodes.json are written all the same.
+    expect(r.code).toBe(1)
+    expect(readNodeEvents(dir)).toEqual({version: 1, resumeRequests: {'local.small': 2, 'local.big': 1}, startFailures: {'local.small': {capacity: 1}, 'local.big': {other: 1}}})
+    expect(JSON.parse(readFileSync(nodesFile, 'utf8')).map((g: {labels: {node: string}}) => g.labels.node)).toEqual(['tst-small-0001'])
+    const c = await citc(['metrics', 'collect', '--stand-in', standIn])
+    expect(c.code).toBe(0)
+    expect(lines(prom(), 'citc_node_start_failures_total')).toEqual([
+      'citc_node_start_failures_total{shape="local.big",reason="other"} 1',
+      'citc_node_start_failures_total{shape="local.small",reason="capacity"} 1',
+    ])
+  }, 90_000)
 
   it('when slurmctld is stopped: up 0, the last figures and nodes.json kept, exit 0 with the reason on stderr and in the elastic log', async () => {
     const before = prom()
