@@ -24,7 +24,7 @@ const projectsOf = (file: string) => [
 
 /** What makes a file integration or e2e: a helper that starts a daemon or a pty, the built CLI, a playbook. */
 const NOT_UNIT: Array<[RegExp, string]> = [
-  [/\b(startSshd|slurmSandbox|startSlapd)\(/, 'starts a daemon (sshd, slurmctld, slapd)'],
+  [/\b(startSshd|slurmSandbox|startSlapd|startPrometheus)\(/, 'starts a daemon (sshd, slurmctld, slapd, prometheus)'],
   [/\bstartMachine\(/, 'starts a machine (namespaces with their own sshd, root)'],
   [/\brunOnPty\(/, 'drives citc on a pseudo-terminal'],
   [/\blockSystem\(/, "takes the machine lock (configures this machine's services)"],
