@@ -68,7 +68,8 @@ describe('vitest projects', () => {
   })
 
   it('would catch a misplaced file (the patterns match what the listed files do)', () => {
-    expect(reasons('test/lib/transport/ssh/index.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd)')
+    expect(reasons('test/lib/transport/ssh/index.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd, prometheus)')
+    expect(reasons('test/lib/monitoring/page.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd, prometheus)')
     expect(reasons('test/cli/wizard.test.ts')).toContain('drives citc on a pseudo-terminal')
     expect(reasons('test/cli/errors.test.ts')).toContain('runs or packs the built CLI (needs npm run build)')
     expect(reasons('test/playbooks/group-vars.test.ts')).toContain('runs a daemon or a playbook')

@@ -17,7 +17,6 @@ const OUTPUT = join(tmpdir(), 'citc-test-output')
 const NOW = Math.floor(Date.now() / 1000)
 /** Two hours of samples every 30 s, the last one 30 s ago (Prometheus shows it as current for 5 min). */
 const TIMES = Array.from({length: 240}, (_, i) => NOW - 30 - (239 - i) * 30)
-const LAST_HOUR = NOW - 3600
 
 const series = (name: string, labels: Record<string, string>, value: (t: number, i: number) => number): Series => ({name, labels, points: TIMES.map((t, i) => [t, value(t, i)])})
 /** A value that changes once, at `at`. */
