@@ -13,7 +13,7 @@ import {clusterRegistry} from '../../../src/lib/cluster/registry.js'
 import type {ClusterRecord} from '../../../src/lib/cluster/schema.js'
 import {CitcError, HostKeyMismatchError} from '../../../src/lib/errors.js'
 import type {Io} from '../../../src/lib/io.js'
-import {monitorQuery} from '../../../src/lib/monitoring/monitor.js'
+import {monitorQuery, monitorServe} from '../../../src/lib/monitoring/monitor.js'
 import {instantQuery} from '../../../src/lib/monitoring/prometheus.js'
 import {reachPrometheus} from '../../../src/lib/monitoring/reach.js'
 import {freePort} from '../../helpers/net.js'
@@ -161,6 +161,30 @@ describe('reachPrometheus on a cloud cluster: cluster.json over SSH, then a tunn
       await reach.close()
     }
     await expect(fetch(`${reach.baseUrl}/-/ready`)).rejects.toThrow()
+  })
+
+  it('serves the page through the tunnel until interrupted, then closes both (citc monitor)', async () => {
+    const file = contractFile('cloudy3', {...common, name: 'cloudy', provider: 'aws', driver: awsDriver, monitoring: monitoring(prometheus.url)})
+    const dataDir = join(work, 'cloud-data')
+    clusterRegistry(dataDir).create(cloudRecord())
+    const out = io()
+    const stop = new AbortController()
+    const serving = monitorServe(out, {dataDir, open: false, reach: {contractFile: file, readyTimeoutMs: 10_000}, signal: stop.signal})
+    const deadline = Date.now() + 20_000
+    while (!out.out.join('').includes('http://') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    const url = /http:\/\/127\.0\.0\.1:\d+\/[\w-]{22}\//.exec(out.out.join('\n'))![0]
+    expect(await (await fetch(url)).text()).toContain('<title>citc monitor</title>')
+    const q = await (await fetch(`${url}api/v1/query?query=sum(citc_slurm_nodes)`)).json()
+    expect(q).toMatchObject({status: 'success', data: {result: [{value: [expect.any(Number), '5']}]}})
+    const ends = () => sshd.log().match(/Received disconnect/g)?.length ?? 0
+    const endsBefore = ends()
+    stop.abort()
+    expect(await serving).toEqual({cluster: 'cloudy', url})
+    await expect(fetch(url)).rejects.toThrow()
+    // The SSH connection is gone too: sshd logs its end.
+    const until = Date.now() + 10_000
+    while (ends() === endsBefore && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    expect(ends()).toBe(endsBefore + 1)
   })
 
   it('refuses a management node whose host key is not the pinned one', async () => {
