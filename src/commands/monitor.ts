@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
+import {usageError} from '../lib/errors.js'
 
 export default class Monitor extends BaseCommand<typeof Monitor> {
   static summary = "Watch a cluster over time: a page of charts from its Prometheus, served on this machine, or one PromQL query"
@@ -28,6 +29,8 @@ Clusters created with --no-monitoring have no Prometheus.`
     const {monitorQuery, monitorServe} = await import('../lib/monitoring/monitor.js')
     const f = this.flags
     if (f.query !== undefined) return monitorQuery(this.io(), {dataDir: this.config.dataDir, cluster: f.cluster, query: f.query})
+    // The page runs until Ctrl-C: a JSON document would come only at the end, without the URL in time.
+    if (this.jsonEnabled()) throw usageError('--json goes with --query: the page server prints its URL for people', 'add --query PROMQL, or leave out --json')
     return monitorServe(this.io(), {dataDir: this.config.dataDir, cluster: f.cluster, port: f.port, open: f.open})
   }
 }
