@@ -153,11 +153,17 @@ function draw(chart, {xs, series}) {
   plots.set(chart.id, new uPlot(opts, [xs, ...series.map((s) => s.ys)], plot))
 }
 
+/**
+ * A node's name: its `node` label, unless the scrape job gives its targets a `node` label of their
+ * own — then Prometheus keeps the collector's as `exported_node` (honor_labels off).
+ */
+const nodeOf = (m) => m.exported_node ?? m.node
+
 async function nodeTable(time) {
   const [info, idle] = await Promise.all([api('query', {query: 'citc_slurm_node_info', time}), api('query', {query: 'citc_slurm_node_idle_seconds', time})])
-  const idleOf = new Map(idle.result.map((s) => [s.metric.node, Number(s.value[1])]))
+  const idleOf = new Map(idle.result.map((s) => [nodeOf(s.metric), Number(s.value[1])]))
   const body = document.querySelector('#nodes-table tbody')
-  const rows = info.result.map((s) => s.metric).sort((a, b) => a.node.localeCompare(b.node, undefined, {numeric: true}))
+  const rows = info.result.map((s) => ({...s.metric, node: nodeOf(s.metric)})).sort((a, b) => a.node.localeCompare(b.node, undefined, {numeric: true}))
   body.replaceChildren(
     ...rows.map((m) => {
       const tr = document.createElement('tr')

@@ -28,12 +28,13 @@ function history(): string {
   const s: Series[] = [
     // n4 was off, and is starting for the last half hour; n3 is off all along.
     series('citc_slurm_node_info', {...NODE, node: 'n1', state: 'idle', power: 'on', reason: ''}, () => 1),
-    series('citc_slurm_node_info', {...NODE, node: 'n2', state: 'alloc', power: 'on', reason: ''}, () => 1),
+    // n2 as Prometheus stores it when the scrape job labels its target node="mgmt" (honor_labels off).
+    series('citc_slurm_node_info', {...NODE, node: 'mgmt', exported_node: 'n2', state: 'alloc', power: 'on', reason: ''}, () => 1),
     series('citc_slurm_node_info', {...NODE, node: 'n3', state: 'idle', power: 'off', reason: 'citc: capacity: no room in zone'}, () => 1),
     {...series('citc_slurm_node_info', {...NODE, node: 'n4', state: 'idle', power: 'off', reason: ''}, () => 1), points: TIMES.filter((t) => t < changed).map((t) => [t, 1])},
     {...series('citc_slurm_node_info', {...NODE, node: 'n4', state: 'idle', power: 'starting', reason: ''}, () => 1), points: TIMES.filter((t) => t >= changed).map((t) => [t, 1])},
     series('citc_slurm_node_idle_seconds', {node: 'n1'}, (t) => Math.max(0, t - (NOW - 30 - 600))),
-    series('citc_slurm_node_idle_seconds', {node: 'n2'}, () => 0),
+    series('citc_slurm_node_idle_seconds', {node: 'mgmt', exported_node: 'n2'}, () => 0),
     series('citc_slurm_node_cpus', {node: 'n1', kind: 'total'}, () => 4),
     series('citc_slurm_node_cpus', {node: 'n1', kind: 'alloc'}, () => 0),
     series('citc_slurm_node_cpus', {node: 'n2', kind: 'total'}, () => 4),
