@@ -21,7 +21,7 @@ Clusters created with --no-monitoring have no Prometheus.`
 
   static flags = {
     port: Flags.integer({min: 1, max: 65535, description: 'serve the page on this port of 127.0.0.1 (default: a free one)'}),
-    open: Flags.boolean({default: true, allowNo: true, description: 'open the page in a browser (never without DISPLAY, nor in CI)'}),
+    open: Flags.boolean({allowNo: true, description: 'open the page in a browser (default: on; never without DISPLAY, nor in CI)'}),
     query: Flags.string({description: 'print the result of one PromQL instant query instead of serving the page'}),
   }
 
@@ -31,6 +31,6 @@ Clusters created with --no-monitoring have no Prometheus.`
     if (f.query !== undefined) return monitorQuery(this.io(), {dataDir: this.config.dataDir, cluster: f.cluster, query: f.query})
     // The page runs until Ctrl-C: a JSON document would come only at the end, without the URL in time.
     if (this.jsonEnabled()) throw usageError('--json goes with --query: the page server prints its URL for people', 'add --query PROMQL, or leave out --json')
-    return monitorServe(this.io(), {dataDir: this.config.dataDir, cluster: f.cluster, port: f.port, open: f.open})
+    return monitorServe(this.io(), {dataDir: this.config.dataDir, cluster: f.cluster, port: f.port, open: f.open !== false})
   }
 }
