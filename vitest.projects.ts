@@ -34,6 +34,10 @@ export const INTEGRATION = [
   'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
   'test/lib/transport/ssh/index.test.ts',
+  'test/lib/transport/ssh/tunnel.test.ts',
+  // Prometheus of the test's own (and chromium, headless).
+  'test/lib/monitoring/page.test.ts',
+  'test/lib/monitoring/query.test.ts',
   // Machines made of namespaces (root): test/helpers/machines.ts's own proof.
   'test/helpers/machines.test.ts',
   // ansible-playbook.

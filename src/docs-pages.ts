@@ -10,6 +10,7 @@ export const DOCS_PAGES: Readonly<Record<string, readonly string[]>> = {
   destroy: ['docs/state-and-logs.md'],
   doctor: ['docs/node-versions.md'],
   finish: ['docs/finish.md', 'docs/limits.md'],
+  monitor: ['docs/monitoring.md'],
   'node:add': ['docs/joined-machines.md'],
   'node:fail': ['docs/elastic-nodes.md'],
   'node:remove': ['docs/joined-machines.md'],

@@ -9,6 +9,7 @@ import Create from './commands/create.js'
 import Destroy from './commands/destroy.js'
 import Doctor from './commands/doctor.js'
 import Finish from './commands/finish.js'
+import Monitor from './commands/monitor.js'
 import NodeAdd from './commands/node/add.js'
 import NodeFail from './commands/node/fail.js'
 import NodeRemove from './commands/node/remove.js'
@@ -34,6 +35,7 @@ export const commands = {
   destroy: Destroy,
   doctor: Doctor,
   finish: Finish,
+  monitor: Monitor,
   'node:add': NodeAdd,
   'node:fail': NodeFail,
   'node:remove': NodeRemove,
