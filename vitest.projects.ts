@@ -20,6 +20,7 @@ export const INTEGRATION = [
   'test/cli/interrupt.test.ts',
   'test/cli/manifest.test.ts',
   'test/cli/node-program.test.ts',
+  'test/cli/status-watch.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
@@ -49,6 +50,7 @@ export const E2E = [
   'test/e2e/**/*.test.ts',
   // On a pty: the host-key confirmation (with sshd) and the create wizard (takes the machine lock).
   'test/cli/cluster-add-tty.test.ts',
+  'test/cli/status-watch-tty.test.ts',
   'test/cli/wizard.test.ts',
 ]
 

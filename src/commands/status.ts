@@ -17,7 +17,7 @@ With --watch the status is asked again every --interval seconds (default 10, at 
   ]
 
   static flags = {
-    watch: Flags.boolean({default: false, description: 'refresh the status every --interval seconds until Ctrl-C (with --json: one document per line per refresh)'}),
+    watch: Flags.boolean({description: 'refresh the status every --interval seconds until Ctrl-C (with --json: one document per line per refresh)'}),
     interval: Flags.integer({min: 5, dependsOn: ['watch'], description: 'seconds between two refreshes of --watch (default 10, at least 5)'}),
   }
 
