@@ -14,6 +14,7 @@
 export const INTEGRATION = [
   // The built CLI (needs `npm run build`): exit codes, --json documents, help, the manifest.
   'test/cli/cluster-registry.test.ts',
+  'test/cli/doctor-monitoring.test.ts',
   'test/cli/errors.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
