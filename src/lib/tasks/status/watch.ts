@@ -43,7 +43,13 @@ export function statusSource(record: ClusterRecord, connect?: (signal: AbortSign
       if (notMade) return notMade
       if (!transport) {
         try {
-          transport = await open(signal)
+          const opened = await open(signal)
+          // Ctrl-C while connecting: the watch has already closed its (then empty) session; this one must not outlive it.
+          if (signal.aborted) {
+            await opened.close().catch(() => {})
+            throw new Error('interrupted')
+          }
+          transport = opened
         } catch (error) {
           if (session.unreachable && !signal.aborted) return session.unreachable(error)
           throw error

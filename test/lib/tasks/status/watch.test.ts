@@ -175,4 +175,19 @@ describe('statusSource', () => {
     await source.close()
     expect(closed).toBe(2)
   })
+
+  it('a session that opens after Ctrl-C is closed at once, not kept', async () => {
+    const node = new MemoryTransport()
+    let closed = 0
+    node.close = async () => void closed++
+    const abort = new AbortController()
+    const source = statusSource(record, async () => {
+      abort.abort()
+      return node
+    })
+    await expect(source.refresh(abort.signal)).rejects.toThrow('interrupted')
+    expect(closed).toBe(1)
+    await source.close()
+    expect(closed).toBe(1)
+  })
 })
