@@ -40,6 +40,7 @@ export const INTEGRATION = [
   'test/helpers/machines.test.ts',
   // ansible-playbook.
   'test/lib/tools/ansible.test.ts',
+  'test/playbooks/compute-exporter.test.ts',
   'test/playbooks/group-vars.test.ts',
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',

@@ -73,6 +73,7 @@ Ctrl-C, skipping the steps done.`
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
+    monitoring: Flags.boolean({allowNo: true, description: 'Prometheus, node-exporter and the Slurm collector on the management node, all on loopback (default: on; --no-monitoring leaves them out; fixed once the cluster is made)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
     // Tests only: a stand-in management node (the e2e tests' sshd on loopback). docs/stand-ins.md, src/lib/stand-in.ts.
@@ -97,6 +98,7 @@ Ctrl-C, skipping the steps done.`
       sshCidr: flags['ssh-cidr'],
       sshTimeoutS: flags['ssh-timeout'],
       suspendTime: flags['suspend-time'],
+      monitoring: flags.monitoring,
       providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],

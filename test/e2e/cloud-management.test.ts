@@ -331,7 +331,7 @@ describe('a cloud management node configured over SSH with the real management.y
     // with short settings, so the service's own runs (default settings) must not race them.
     const service = sh('/etc/init.d/citc-node-sync', ['status'])
     expect(service.status, service.stdout).toBe(0)
-    expect(processUser(pidFrom('/run/citc/node-sync.pid')!)).toBe('slurm')
+    expect(processUser(pidFrom('/run/citc/citc-node-sync.pid')!)).toBe('slurm')
     expect(sh('/etc/init.d/citc-node-sync', ['stop']).status).toBe(0)
 
     ec2 = await startFakeEc2({hooks: boots.hooks})

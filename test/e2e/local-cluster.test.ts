@@ -11,6 +11,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc} from '../helpers/cli.js'
 import {sh, until} from '../helpers/slurm-shell.js'
+import {portAccepts} from '../helpers/net.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {sleep} from '../../src/lib/proc.js'
 
@@ -50,7 +51,7 @@ const citcProcesses = () =>
         return {pid: p, cmd: ''}
       }
     })
-    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook/.test(p.cmd))
+    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook|\/usr\/bin\/prometheus |prometheus-node-exporter |metrics collect/.test(p.cmd))
     // Other test files run their own slurmctld from a temp dir: not this cluster's.
     .filter((p) => !p.cmd.includes('/tmp/'))
 
@@ -207,6 +208,49 @@ describe('a local cluster, end to end', () => {
     expect(citcProcesses().filter((p) => p.cmd.includes('slurmd -D'))).toEqual([])
   }, 160_000)
 
+  it('monitoring: Prometheus and node-exporter on loopback only; a job makes a node go starting → on in Prometheus; citc monitor --query returns it', async () => {
+    const listening = sh('ss', ['-Hltn']).stdout
+    expect(listening).toMatch(/127\.0\.0\.1:9090\s/)
+    expect(listening).toMatch(/127\.0\.0\.1:9100\s/)
+    expect(listening).not.toMatch(/(0\.0\.0\.0|\*|\[::\]):(9090|9100)\s/)
+    // Retention: 15 days, and at most min(2 GB, 10 % of the disk its data is on).
+    const prometheus = readFileSync(`/proc/${readFileSync('/run/citc/citc-prometheus.pid', 'utf8').trim()}/cmdline`, 'utf8').split('\0')
+    const diskMb = Number(sh('df', ['--block-size=1M', '--output=size', '/var/lib/citc/prometheus']).stdout.trim().split('\n').at(-1))
+    expect(prometheus).toContain('--storage.tsdb.retention.time=15d')
+    expect(prometheus).toContain(`--storage.tsdb.retention.size=${Math.min(2048, Math.floor(diskMb / 10))}MB`)
+    expect(prometheus).toContain('--web.listen-address=127.0.0.1:9090')
+    const value = async (promql: string): Promise<number | undefined> => {
+      const r = await citc(['monitor', '-c', NAME, '--query', promql, '--json'], {env})
+      if (r.code !== 0) throw new Error(`citc monitor --query failed (${r.code}): ${r.stderr}`)
+      const first = (r.json() as {result: Array<{value: [number, string]}>}).result[0]
+      return first ? Number(first.value[1]) : undefined
+    }
+    await untilAsync("the collector's figures in Prometheus", 120_000, async () => (await value('citc_slurm_up')) === 1)
+    expect(await value('node_memory_MemTotal_bytes{job="management"}')).toBeGreaterThan(0)
+    // Hold the collector's loop (by its pid file), so that what Prometheus sees while the node starts
+    // is what the resume program collected when Slurm called it: the node powering up.
+    const loop = Number(readFileSync('/run/citc/citc-metrics.pid', 'utf8').trim())
+    process.kill(loop, 'SIGSTOP')
+    let jobId = ''
+    try {
+      jobId = sh('sbatch', ['--parsable', '-N1', '-o', '/dev/null', '--wrap', 'sleep 600'], {user: USER}).stdout.trim()
+      expect(jobId).toMatch(/^\d+$/)
+      await untilAsync('a starting node in Prometheus', 90_000, async () => ((await value('sum(citc_slurm_nodes{power="starting"})')) ?? 0) >= 1)
+    } finally {
+      process.kill(loop, 'SIGCONT')
+    }
+    await untilAsync('the node on and its job running in Prometheus', 120_000, async () => ((await value('sum(citc_slurm_nodes{power="on"})')) ?? 0) >= 1 && ((await value('sum(citc_slurm_jobs{state="running"})')) ?? 0) >= 1)
+    // The series went starting → on: both are in the last ten minutes of history.
+    expect(await value('max_over_time(sum(citc_slurm_nodes{power="starting"})[10m:15s])')).toBeGreaterThanOrEqual(1)
+    expect(await value('citc_node_resume_requests_total')).toBeGreaterThanOrEqual(1)
+    expect(sh('scancel', [jobId]).status).toBe(0)
+    // The same query for people: a table with the series and its value.
+    const table = await citc(['monitor', '-c', NAME, '--query', 'citc_slurm_up'], {env})
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toMatch(/citc_slurm_up[\s\S]*\b1\b/)
+    await until('every node powered down', 150_000, allPoweredDown)
+  }, 600_000)
+
   it('a job runs on the image create built', () => {
     expect(jobOnImage()).toEqual({version: imageVersion(firstImage), hello: false})
   }, 150_000)
@@ -332,6 +376,9 @@ describe('a local cluster, end to end', () => {
     expect(citcProcesses()).toEqual([])
     expect(existsSync('/mnt/shared/etc/slurm/slurm.conf')).toBe(false)
     expect(existsSync(IMAGES)).toBe(false)
+    // Monitoring: its services stopped, its data and configuration removed.
+    expect([await portAccepts(9090), await portAccepts(9100)]).toEqual([false, false])
+    for (const gone of ['/var/lib/citc/prometheus', '/var/lib/citc/metrics', '/etc/init.d/citc-prometheus', '/etc/init.d/citc-metrics', '/etc/citc']) expect(existsSync(gone), gone).toBe(false)
     const status = await citc(['status', '-c', NAME], {env})
     expect(status.code).toBe(5)
   }, 300_000)

@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {ROOT} from '../helpers/cli.js'
+import {MONITORING_PORTS} from '../../src/lib/providers/monitoring-setting.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-group-vars-'))
 symlinkSync(join(ROOT, 'playbooks', 'group_vars'), join(dir, 'group_vars'))
@@ -33,6 +34,13 @@ describe('group_vars/all.yml', () => {
     [{provider: 'google'}, 'ldap:/// ldapi:///'], // the address unknown: every interface, as before
   ])('ldap_listen_uris for %o', (vars, expected) => {
     expect(rendered('ldap_listen_uris', vars)).toBe(expected)
+  }, 60_000)
+
+  it("the monitoring ports are the ones the local preflight checks; compute nodes' exporter on clouds only", () => {
+    expect(Number(rendered('citc_prometheus_port', {provider: 'local'}))).toBe(MONITORING_PORTS.prometheus)
+    expect(Number(rendered('citc_node_exporter_port', {provider: 'local'}))).toBe(MONITORING_PORTS.nodeExporter)
+    expect(rendered('citc_compute_exporter_port', {provider: 'local'})).toBe('')
+    expect(rendered('citc_compute_exporter_port', {provider: 'aws'})).toBe('9100')
   }, 60_000)
 
   it('slurm_user is root on one machine, slurm on clouds', () => {

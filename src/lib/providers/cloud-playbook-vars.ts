@@ -3,6 +3,7 @@
 // (providers/cloud-image-builder.ts) — one tree, so a compute image is configured with exactly what the
 // management node was (group_vars/all.yml documents the common ones).
 import type {ClusterView} from './cluster-view.js'
+import {monitoringOn} from './monitoring-setting.js'
 import {nodeDriverVars} from './node-driver-vars.js'
 
 export function cloudPlaybookVars(record: ClusterView): Record<string, unknown> {
@@ -22,5 +23,6 @@ export function cloudPlaybookVars(record: ClusterView): Record<string, unknown> 
     shared_fs_mount_options: outputs.shared_fs_mount_options,
     // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
     citc_node_driver: nodeDriverVars(record.provider, outputs, record.name),
+    citc_monitoring: monitoringOn(record),
   }
 }

@@ -16,4 +16,6 @@ export interface ClusterView {
   /** Terraform's outputs as cluster.yaml keeps them. */
   terraform?: {outputs: Record<string, unknown>}
   cloud?: CloudSettings
+  /** Settings chosen at create time (suspendTime, monitoring: providers/monitoring-setting.ts). */
+  settings?: Record<string, string | number>
 }

@@ -4,6 +4,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {connect} from 'node:net'
 
 import {CitcError} from '../../errors.js'
+import {MONITORING_PORTS} from '../monitoring-setting.js'
 
 export interface PreflightFacts {
   uid: number
@@ -13,6 +14,8 @@ export interface PreflightFacts {
   citcCluster?: string
   /** Slurm's ports already taken on this machine. */
   busyPorts: number[]
+  /** The monitoring ports (Prometheus, node-exporter on loopback) already taken on this machine. */
+  busyMonitoringPorts: number[]
 }
 
 const SLURM_PORTS = [6817, 6819]
@@ -39,17 +42,20 @@ export async function gatherFacts(whoseMachine: () => string | undefined): Promi
   const citcCluster = whoseMachine()
   const busy: number[] = []
   for (const p of SLURM_PORTS) if (await portOpen(p)) busy.push(p)
+  const busyMonitoring: number[] = []
+  for (const p of Object.values(MONITORING_PORTS)) if (await portOpen(p)) busyMonitoring.push(p)
   return {
     uid: process.getuid?.() ?? -1,
     osRelease: existsSync('/etc/os-release') ? readFileSync('/etc/os-release', 'utf8') : '',
     aptGet: existsSync('/usr/bin/apt-get'),
     citcCluster,
     busyPorts: busy,
+    busyMonitoringPorts: busyMonitoring,
   }
 }
 
 /** Pure: the refusals, given the facts. Returns notes to show when all is well. */
-export function checkPreflight(f: PreflightFacts, cluster: string, force: boolean): string[] {
+export function checkPreflight(f: PreflightFacts, cluster: string, force: boolean, monitoring = true): string[] {
   if (f.uid !== 0) {
     throw new CitcError('invalidInput', 'the local provider makes this machine a Slurm management node, which needs root', {
       hint: 'run it as root (e.g. sudo citc create --provider local)',
@@ -68,6 +74,12 @@ export function checkPreflight(f: PreflightFacts, cluster: string, force: boolea
   if (f.busyPorts.length > 0 && f.citcCluster !== cluster && !force) {
     throw new CitcError('invalidInput', `a Slurm controller or slurmdbd that citc did not make is running here (port ${f.busyPorts.join(', ')} is taken)`, {
       hint: 'stop it first, or pass --force to let citc take over this machine’s Slurm configuration',
+    })
+  }
+  // Another program's Prometheus or node-exporter: citc's could not listen (and --force cannot take it over).
+  if (monitoring && f.busyMonitoringPorts.length > 0 && f.citcCluster !== cluster) {
+    throw new CitcError('invalidInput', `port ${f.busyMonitoringPorts.join(' and ')} on this machine is taken (another Prometheus or node-exporter?): citc's monitoring listens on 127.0.0.1:${MONITORING_PORTS.prometheus} and :${MONITORING_PORTS.nodeExporter}`, {
+      hint: 'stop what listens there, or create the cluster with --no-monitoring',
     })
   }
   const notes = []

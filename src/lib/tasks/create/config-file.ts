@@ -30,6 +30,7 @@ export const clusterConfigSchema = z.strictObject({
   /** A limits.yaml, relative to the config file. */
   limits: z.string().min(1).optional(),
   'suspend-time': z.number().int().min(10).optional(),
+  monitoring: z.boolean().optional(),
 })
 export type ClusterConfig = z.output<typeof clusterConfigSchema>
 const CONFIG_KEYS = Object.keys(clusterConfigSchema.shape)
@@ -86,6 +87,7 @@ export function withConfig(flags: CreateSettings, config?: LoadedConfig): Create
     sshCidr: flags.sshCidr ?? c['ssh-cidr'],
     sshTimeoutS: flags.sshTimeoutS, // not a config key: how long this run waits
     suspendTime: flags.suspendTime ?? c['suspend-time'],
+    monitoring: flags.monitoring ?? c.monitoring,
     providerFlags,
   }
 }

@@ -56,6 +56,8 @@ export interface CreateCloudOptions {
   /** Limits given on this run (a new cluster's come in resolved). */
   limits?: {text: string; file: string}
   suspendTime?: number
+  /** --no-monitoring (false) for a new cluster; undefined: on. */
+  monitoring?: boolean
   resume: boolean
   planOnly: boolean
   sshTimeoutS: number
@@ -83,7 +85,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
   }
   const tool = await detectTerraform()
   if (exists) updateExisting(io, opts, registry)
-  else registerNew(io, opts.resolved!, opts.suspendTime, registry)
+  else registerNew(io, opts.resolved!, {suspendTime: opts.suspendTime, monitoring: opts.monitoring}, registry)
 
   const paths = registry.paths(name)
   const resumeHint = `citc create --name ${name} --resume continues where it stopped`

@@ -13,6 +13,7 @@ import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
+import {monitoringOn, monitoringSettings} from '../../providers/monitoring-setting.js'
 import {checkPreflight, gatherFacts} from '../../providers/local/preflight.js'
 import type {Provider} from '../../providers/registry.js'
 import {Controller} from '../../slurm/controller.js'
@@ -37,6 +38,8 @@ export interface CreateLocalInput {
   limitsFile: string
   /** Seconds idle before power-down; undefined keeps the cluster's (60 for a new one). */
   suspendTime?: number
+  /** --no-monitoring (false): a new cluster without Prometheus and the collector; undefined: on. */
+  monitoring?: boolean
   force: boolean
   resume: boolean
   /** The citc package on this machine: its bin/run.js runs the node programs, its playbooks/ configure. */
@@ -47,7 +50,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
   const registry = clusterRegistry(dataDir)
   // Validate the limits before anything else (exit 3, nothing changed).
   generateFromLimits({provider: input.provider, clusterId: input.name, limitsText: input.limitsText, limitsFile: input.limitsFile})
-  const notes = checkPreflight(await gatherFacts(clusterOnThisMachine), input.name, input.force)
+  const notes = checkPreflight(await gatherFacts(clusterOnThisMachine), input.name, input.force, input.monitoring !== false)
   for (const n of notes) io.note(n)
 
   const exists = registry.has(input.name)
@@ -68,7 +71,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       origin: 'created',
       mgmt: {host: 'localhost', port: 22, user: 'root', hostname: hostname()},
       slurm: {confPath: LOCAL_CONF_PATH},
-      settings: {suspendTime: input.suspendTime ?? DEFAULT_SUSPEND_TIME},
+      settings: {suspendTime: input.suspendTime ?? DEFAULT_SUSPEND_TIME, ...monitoringSettings(input.monitoring)},
     })
   } else if (input.suspendTime !== undefined && registry.get(input.name).settings?.suspendTime !== input.suspendTime) {
     // A re-run with another --suspend-time changes it (finish writes it into slurm.conf).
@@ -169,6 +172,7 @@ export function playbookVars(record: ClusterRecord, packageRoot: string) {
     cluster_name: record.name,
     citc_bin: join(packageRoot, 'bin', 'run.js'),
     citc_node_bin: process.execPath,
+    citc_monitoring: monitoringOn(record),
   }
 }
 

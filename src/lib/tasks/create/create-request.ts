@@ -28,6 +28,8 @@ export interface CreateSettings {
   sshCidr?: string
   sshTimeoutS?: number
   suspendTime?: number
+  /** --monitoring / --no-monitoring; undefined: not given (on for a new cluster). */
+  monitoring?: boolean
   providerFlags: ProviderFlagValues
 }
 
@@ -58,6 +60,7 @@ export const SETTING_FLAGS = {
   sshCidr: 'ssh-cidr',
   sshTimeoutS: 'ssh-timeout',
   suspendTime: 'suspend-time',
+  monitoring: 'monitoring',
 } as const satisfies Record<SettingField, string>
 
 const FIELD_OF_FLAG = new Map<string, SettingField>(Object.entries(SETTING_FLAGS).map(([field, flag]) => [flag, field as SettingField]))

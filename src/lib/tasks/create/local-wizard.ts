@@ -17,6 +17,7 @@ export interface LocalCreateGiven {
   limitsFile?: string
   /** Unset: 60 s for a new cluster, unchanged on a re-run. */
   suspendTime?: number
+  monitoring?: boolean
   resume: boolean
   force: boolean
 }
@@ -51,5 +52,5 @@ export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promi
     limitsFile = '(default limits)'
     limitsText = DEFAULT_LOCAL_LIMITS
   }
-  return {name, limitsText, limitsFile, suspendTime: given.suspendTime, force: given.force, resume: given.resume}
+  return {name, limitsText, limitsFile, suspendTime: given.suspendTime, monitoring: given.monitoring, force: given.force, resume: given.resume}
 }

@@ -10,6 +10,7 @@ import {InvalidInputError, usageError} from '../../errors.js'
 import type {Io} from '../../io.js'
 import {cloudInputsFor, cloudOf, defaultMgmtUser} from '../../providers/cloud-cluster.js'
 import {tfvarsFor} from '../../providers/cloud.js'
+import {monitoringSettings} from '../../providers/monitoring-setting.js'
 import {cloudModule} from '../../providers/registry.js'
 import {generateEd25519KeyPair} from '../../transport/ssh/index.js'
 import {locateProblems, type ResolvedCloudCreate} from './cloud-wizard.js'
@@ -39,7 +40,8 @@ function prepareNew(r: ResolvedCloudCreate, paths: ClusterPaths) {
 }
 
 /** A new cluster in the registry (phase "creating"), its keys written, its host key pinned. */
-export function registerNew(io: Io, r: ResolvedCloudCreate, suspendTime: number | undefined, registry: ClusterRegistry) {
+export function registerNew(io: Io, r: ResolvedCloudCreate, given: {suspendTime?: number; monitoring?: boolean}, registry: ClusterRegistry) {
+  const settings = {...(given.suspendTime ? {suspendTime: given.suspendTime} : {}), ...monitoringSettings(given.monitoring)}
   const {name, provider} = r
   const paths = registry.paths(name)
   const {admin, host} = prepareNew(r, paths)
@@ -64,7 +66,7 @@ export function registerNew(io: Io, r: ResolvedCloudCreate, suspendTime: number 
         sudo: true,
       },
       cloud: r.cloud,
-      ...(suspendTime ? {settings: {suspendTime}} : {}),
+      ...(Object.keys(settings).length > 0 ? {settings} : {}),
     },
     () => {
       registry.writeKey(name, KEY_FILES.admin, admin.privateKey)

@@ -10,6 +10,7 @@ import {clusterRegistry, type ClusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {InvalidInputError, usageError} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
+import {monitoringOn} from '../../providers/monitoring-setting.js'
 import type {DiscoveryContext} from '../../providers/cloud-inputs.js'
 import {isCloud, PROVIDER_MODULES, providerModule, type CloudProvider, type Provider} from '../../providers/registry.js'
 import type {CreateCloudOptions} from './create-cloud.js'
@@ -62,6 +63,15 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
     const key = p.where.replace(/^--/, '')
     return givenFlag(request, key) === undefined && config ? {...p, where: config.yaml.where([key]), path: key} : p
   })
+  if (existing && given.monitoring !== undefined && given.monitoring !== monitoringOn(existing)) {
+    const flag = given.monitoring ? 'monitoring' : 'no-monitoring'
+    const was = monitoringOn(existing) ? 'with monitoring' : 'with --no-monitoring'
+    unusable.push({
+      where: request.monitoring === undefined && config ? config.yaml.where(['monitoring']) : `--${flag}`,
+      ...(request.monitoring === undefined && config ? {path: 'monitoring'} : {}),
+      message: `cluster ${existing.name} exists and was created ${was}; it is fixed once made: leave it out to continue the cluster, or destroy it and create it again`,
+    })
+  }
   if (unusable.length > 0) throw new InvalidInputError(unusable)
 
   if (providerModule(provider).managementNode === 'this-machine') {
@@ -73,6 +83,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
       // A local cluster that exists keeps the limits it was made with, unless this run gives some.
       limitsFile: given.limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
       suspendTime: given.suspendTime,
+      monitoring: given.monitoring,
       resume: request.resume,
       force: given.providerFlags.force === true,
     })
@@ -86,6 +97,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
     sshTimeoutS: given.sshTimeoutS ?? DEFAULT_SSH_TIMEOUT_S,
     packageRoot: context.packageRoot,
     suspendTime: given.suspendTime,
+    monitoring: given.monitoring,
     standIn: {...request.standIn, playbook: request.standIn.playbook && resolve(request.standIn.playbook), imageRoot: request.standIn.imageRoot && resolve(request.standIn.imageRoot)},
   }
   if (existing) {

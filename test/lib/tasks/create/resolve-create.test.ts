@@ -184,3 +184,28 @@ describe('--config', () => {
     expect(local(await plan({configFile: join(dir, 'cluster.yaml')}))).toMatchObject({name: 'mine', limitsFile: join(dir, 'limits.yaml'), limitsText: 'local.large: 1\n', suspendTime: 90})
   })
 })
+
+describe('--no-monitoring (issue #21)', () => {
+  it('a new cluster takes it from the flag or the config file; the flag wins', async () => {
+    expect(local(await plan({monitoring: false})).monitoring).toBe(false)
+    expect(local(await plan({})).monitoring).toBeUndefined()
+    const file = join(root, `cfg-mon-${n}.yaml`)
+    writeFileSync(file, 'name: quiet\nmonitoring: false\n')
+    expect(local(await plan({configFile: file})).monitoring).toBe(false)
+    expect(local(await plan({configFile: file, monitoring: true})).monitoring).toBe(true)
+  })
+
+  it('is fixed once the cluster is made: a change is refused at the flag or at its line in the file; the same value passes', async () => {
+    addLocal('watched')
+    const off = (await refusal(plan({name: 'watched', monitoring: false}))) as InvalidInputError
+    expect(off.problems).toEqual([
+      {where: '--no-monitoring', message: 'cluster watched exists and was created with monitoring; it is fixed once made: leave it out to continue the cluster, or destroy it and create it again'},
+    ])
+    expect(local(await plan({name: 'watched', monitoring: true})).name).toBe('watched')
+    clusterRegistry(dataDir).create({name: 'quiet', provider: 'local', createdAt: new Date().toISOString(), origin: 'created', mgmt: {host: 'localhost', user: 'root'}, settings: {monitoring: 'off'}})
+    const file = join(root, `cfg-mon-${n}.yaml`)
+    writeFileSync(file, 'name: quiet\nmonitoring: true\n')
+    const on = (await refusal(plan({configFile: file}))) as InvalidInputError
+    expect(on.problems).toEqual([{where: `${file}:2:1`, path: 'monitoring', message: expect.stringMatching(/^cluster quiet exists and was created with --no-monitoring;/)}])
+  })
+})
