@@ -76,7 +76,7 @@ export function collectorCheck(o: CollectorInput): MonitoringCheck {
 
 /** Whether Prometheus answers at `url` (its /-/ready). */
 export function readyCheck(url: string, ready: HttpAnswer): MonitoringCheck {
-  const hint = 'check the service citc-prometheus on the management node (`systemctl status citc-prometheus`, `journalctl -u citc-prometheus`)'
+  const hint = 'check the service citc-prometheus on the management node (`systemctl status citc-prometheus`, `journalctl -u citc-prometheus`; without systemd its log is /var/log/citc/monitoring/prometheus.log)'
   if (!ready.ok) return {name: 'prometheus', ok: false, summary: `does not answer at ${url}: ${ready.error}`, details: [], hint}
   if (ready.status !== 200) {
     return {name: 'prometheus', ok: false, summary: `not ready at ${url} (HTTP ${ready.status}${ready.body.trim() ? `: ${ready.body.trim().split('\n')[0]}` : ''})`, details: [], hint: `it may still be starting (replaying its data); else ${hint}`}
