@@ -14,12 +14,14 @@
 export const INTEGRATION = [
   // The built CLI (needs `npm run build`): exit codes, --json documents, help, the manifest.
   'test/cli/cluster-registry.test.ts',
+  'test/cli/doctor-monitoring.test.ts',
   'test/cli/errors.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
   'test/cli/interrupt.test.ts',
   'test/cli/manifest.test.ts',
   'test/cli/node-program.test.ts',
+  'test/cli/status-watch.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
@@ -54,6 +56,7 @@ export const E2E = [
   'test/e2e/**/*.test.ts',
   // On a pty: the host-key confirmation (with sshd) and the create wizard (takes the machine lock).
   'test/cli/cluster-add-tty.test.ts',
+  'test/cli/status-watch-tty.test.ts',
   'test/cli/wizard.test.ts',
 ]
 
