@@ -14,6 +14,7 @@
 export const INTEGRATION = [
   // The built CLI (needs `npm run build`): exit codes, --json documents, help, the manifest.
   'test/cli/cluster-registry.test.ts',
+  'test/cli/doctor-monitoring.test.ts',
   'test/cli/errors.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
@@ -22,6 +23,7 @@ export const INTEGRATION = [
   // The collector against slurmctld + munged + two slurmd of the test's own.
   'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
+  'test/cli/status-watch.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
@@ -36,6 +38,10 @@ export const INTEGRATION = [
   'test/lib/tasks/create/management-node-setup.test.ts',
   'test/lib/transport/elevate.test.ts',
   'test/lib/transport/ssh/index.test.ts',
+  'test/lib/transport/ssh/tunnel.test.ts',
+  // Prometheus of the test's own (and chromium, headless).
+  'test/lib/monitoring/page.test.ts',
+  'test/lib/monitoring/query.test.ts',
   // Machines made of namespaces (root): test/helpers/machines.ts's own proof.
   'test/helpers/machines.test.ts',
   // ansible-playbook.
@@ -52,6 +58,7 @@ export const E2E = [
   'test/e2e/**/*.test.ts',
   // On a pty: the host-key confirmation (with sshd) and the create wizard (takes the machine lock).
   'test/cli/cluster-add-tty.test.ts',
+  'test/cli/status-watch-tty.test.ts',
   'test/cli/wizard.test.ts',
 ]
 

@@ -11,6 +11,7 @@ export const DOCS_PAGES: Readonly<Record<string, readonly string[]>> = {
   doctor: ['docs/node-versions.md'],
   finish: ['docs/finish.md', 'docs/limits.md'],
   'metrics:collect': ['docs/metrics.md'],
+  monitor: ['docs/monitoring.md'],
   'node:add': ['docs/joined-machines.md'],
   'node:fail': ['docs/elastic-nodes.md'],
   'node:remove': ['docs/joined-machines.md'],

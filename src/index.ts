@@ -10,6 +10,7 @@ import Destroy from './commands/destroy.js'
 import Doctor from './commands/doctor.js'
 import Finish from './commands/finish.js'
 import MetricsCollect from './commands/metrics/collect.js'
+import Monitor from './commands/monitor.js'
 import NodeAdd from './commands/node/add.js'
 import NodeFail from './commands/node/fail.js'
 import NodeRemove from './commands/node/remove.js'
@@ -36,6 +37,7 @@ export const commands = {
   doctor: Doctor,
   finish: Finish,
   'metrics:collect': MetricsCollect,
+  monitor: Monitor,
   'node:add': NodeAdd,
   'node:fail': NodeFail,
   'node:remove': NodeRemove,

@@ -24,7 +24,7 @@ const projectsOf = (file: string) => [
 
 /** What makes a file integration or e2e: a helper that starts a daemon or a pty, the built CLI, a playbook. */
 const NOT_UNIT: Array<[RegExp, string]> = [
-  [/\b(startSshd|slurmSandbox|startSlapd)\(/, 'starts a daemon (sshd, slurmctld, slapd)'],
+  [/\b(startSshd|slurmSandbox|startSlapd|startPrometheus)\(/, 'starts a daemon (sshd, slurmctld, slapd, prometheus)'],
   [/\bstartMachine\(/, 'starts a machine (namespaces with their own sshd, root)'],
   [/\brunOnPty\(/, 'drives citc on a pseudo-terminal'],
   [/\blockSystem\(/, "takes the machine lock (configures this machine's services)"],
@@ -68,7 +68,8 @@ describe('vitest projects', () => {
   })
 
   it('would catch a misplaced file (the patterns match what the listed files do)', () => {
-    expect(reasons('test/lib/transport/ssh/index.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd)')
+    expect(reasons('test/lib/transport/ssh/index.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd, prometheus)')
+    expect(reasons('test/lib/monitoring/page.test.ts')).toContain('starts a daemon (sshd, slurmctld, slapd, prometheus)')
     expect(reasons('test/cli/wizard.test.ts')).toContain('drives citc on a pseudo-terminal')
     expect(reasons('test/cli/errors.test.ts')).toContain('runs or packs the built CLI (needs npm run build)')
     expect(reasons('test/playbooks/group-vars.test.ts')).toContain('runs a daemon or a playbook')

@@ -1,19 +1,36 @@
+import {Flags} from '@oclif/core'
+
 import {BaseCommand} from '../lib/base-command.js'
 
 export default class Status extends BaseCommand<typeof Status> {
   static summary = 'Show a cluster: its controller’s health and every node, powered-down ones included'
-  static description = 'Cloud clusters also show their region, zone and the Terraform outputs (in --json); a management node that cannot be reached is reported, not an error.'
-  static examples = ['<%= config.bin %> status', '<%= config.bin %> status -c demo --json']
+  static description = `Cloud clusters also show their region, zone and the Terraform outputs (in --json); a management node that cannot be reached is reported, not an error.
+
+With --watch the status is asked again every --interval seconds (default 10, at least 5) until Ctrl-C, over one session with the management node kept open between refreshes (a refresh that fails shows its error and the next one connects again). On a terminal it is redrawn in place; piped, each refresh follows the last under a timestamped header line; with --json each refresh is one JSON document on one line (NDJSON), the same as status --json plus "refreshedAt". Prometheus is not needed: the figures come from Slurm.`
+
+  static examples = [
+    '<%= config.bin %> status',
+    '<%= config.bin %> status -c demo --json',
+    '<%= config.bin %> status --watch',
+    '<%= config.bin %> status -c demo --watch --interval 30',
+    '<%= config.bin %> status --watch --json | jq -c \'{refreshedAt, summary}\'',
+  ]
+
+  static flags = {
+    watch: Flags.boolean({description: 'refresh the status every --interval seconds until Ctrl-C (with --json: one document per line per refresh)'}),
+    interval: Flags.integer({min: 5, dependsOn: ['watch'], description: 'seconds between two refreshes of --watch (default 10, at least 5)'}),
+  }
 
   async run() {
-    const {clusterStatus, controllerInfoText, needsAdminText, nodeTable, waitingJobsText} = await import('../lib/tasks/status/cluster-status.js')
+    if (this.flags.watch) {
+      const {DEFAULT_INTERVAL_S, watchStatus} = await import('../lib/tasks/status/watch.js')
+      await watchStatus({dataDir: this.config.dataDir, cluster: this.flags.cluster, intervalS: this.flags.interval ?? DEFAULT_INTERVAL_S, json: this.jsonEnabled(), out: process.stdout})
+      return
+    }
+    const {clusterStatus} = await import('../lib/tasks/status/cluster-status.js')
+    const {statusText} = await import('../lib/tasks/status/status-text.js')
     const doc = await clusterStatus(this.config.dataDir, this.flags.cluster)
-    this.log(`Cluster ${doc.cluster} (${doc.provider}, ${doc.origin}) — management node: ${doc.managementNode}`)
-    if (doc.cloud) this.log(`Cloud: ${doc.cloud.region}${doc.cloud.zone ? ` / ${doc.cloud.zone}` : ''}${doc.cloud.project ? ` (project ${doc.cloud.project})` : ''}, management shape ${doc.cloud.mgmtShape}${doc.phase === 'creating' ? ' — create has not finished (citc create --resume)' : ''}`)
-    this.log(`Controller: ${doc.controller.up ? 'UP' : 'NOT ANSWERING'}${doc.controllerInfo?.version ? `, Slurm ${doc.controllerInfo.version}` : ''} (${doc.controller.confPath})${doc.controller.error ? ` — ${doc.controller.error}` : ''}`)
-    const s = doc.summary
-    this.log(`Nodes: ${doc.nodes.length} (${s.up} up, ${s['powering-up']} starting, ${s['powering-down']} stopping, ${s.down} powered down)\n`)
-    this.log(nodeTable(doc.nodes) + controllerInfoText(doc) + waitingJobsText(doc) + needsAdminText(doc))
+    this.log(statusText(doc))
     return doc
   }
 }

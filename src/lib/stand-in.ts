@@ -2,13 +2,14 @@
 // machines and clouds. A real user never gives one, and without one citc behaves as it always does.
 // docs/stand-ins.md describes it for a reader; this file is its only definition.
 //
-// It is a JSON file (a StandIn), given in one of two ways:
+// It is a JSON file (a StandIn), given in one of these ways:
 //   `citc create … --stand-in FILE`             (hidden flag) managementNode: an sshd on loopback
 //                                                 stands in for the machine Terraform made;
 //   `citc node resume|suspend|fail HOSTLIST --stand-in FILE`
 //                                               (hidden flag) clusterJson: another cluster.json than
 //                                                 /etc/citc/cluster.json; driver: see below;
 //   `citc metrics collect … --stand-in FILE`    (hidden flag) clusterJson only: the collector's cluster.json;
+//   `citc doctor -c NAME --stand-in FILE`        (hidden flag) clusterJson: the monitoring checks' cluster.json;
 // and cluster.json itself may hold `"standIn": {"driver": {…}}`: node programs that slurmctld starts
 // (with no flag, and an environment of its own) on a stand-in management node find the doubles there.
 // A flag's driver part wins over cluster.json's, field by field.

@@ -5,6 +5,7 @@ import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {clusterRegistry} from '../../src/lib/cluster/registry.js'
 import {citc, type CliResult} from '../helpers/cli.js'
 
 export {ROOT} from '../helpers/cli.js'
@@ -63,3 +64,14 @@ export function scontrolHostnames(dir: string, conf: string, hostlist: string): 
 
 /** The hostlists of the NodeName lines of a slurm.conf, in order. */
 export const nodeNameHostlists = (conf: string): string[] => [...conf.matchAll(/^NodeName=(\S+)/gm)].map((m) => m[1])
+
+/**
+ * A local cluster `name` in `dataDir` whose slurm.conf (written next to the data) names a controller
+ * on a closed loopback port: status then answers at once, "NOT ANSWERING", without root or a daemon.
+ */
+export function localClusterWithoutController(dataDir: string, name: string): string {
+  const confPath = join(dataDir, `${name}-slurm.conf`)
+  writeFileSync(confPath, [`ClusterName=${name}`, 'SlurmctldHost=localhost(127.0.0.1)', 'SlurmctldPort=1', 'NodeName=n1 CPUs=1 State=CLOUD', 'PartitionName=p Nodes=n1', ''].join('\n'))
+  clusterRegistry(dataDir).create({name, provider: 'local', createdAt: new Date().toISOString(), origin: 'created', mgmt: {host: 'localhost', port: 22, user: 'root'}, slurm: {confPath, programsDir: '/usr/local/libexec/citc'}}, () => {})
+  return confPath
+}

@@ -301,6 +301,34 @@ describe('a cloud management node configured over SSH with the real management.y
     for (const n of doc.nodes) expect(n.state).toMatch(/POWERED_DOWN/)
   })
 
+  it('monitoring: the collector as slurm, Prometheus on loopback, citc monitor --query through an SSH tunnel, doctor -c over SSH', async () => {
+    expect(processUser(pidFrom('/run/citc/citc-metrics.pid')!)).toBe('slurm')
+    expect(processUser(pidFrom('/run/citc/citc-prometheus.pid')!)).toBe('prometheus')
+    const listening = sh('ss', ['-Hltn', '( sport = :9090 or sport = :9100 )']).stdout.trim().split('\n').map((l) => l.split(/\s+/)[3]).sort()
+    expect(listening).toEqual(['127.0.0.1:9090', '127.0.0.1:9100'])
+    // Compute nodes of a cloud are scraped on their private address (the image's node-exporter).
+    expect(JSON.parse(readFileSync('/etc/citc/cluster.json', 'utf8')).monitoring).toMatchObject({computeExporterPort: 9100, every: 30})
+    // Through the management node's SSH (the pinned host key) and a tunnel to its loopback Prometheus.
+    let last = ''
+    await waitForAsync(
+      'citc_slurm_up 1 through the tunnel',
+      async () => {
+        const r = await run(['monitor', '-c', NAME, '--query', 'citc_slurm_up', '--json'])
+        last = `${r.code} ${r.stdout} ${r.stderr}`
+        return r.code === 0 && r.json().result[0]?.value[1] === '1'
+      },
+      150_000,
+      2000,
+    ).catch((e) => {
+      throw new Error(`${e.message}; last: ${last}`)
+    })
+    const doctor = await run(['doctor', '-c', NAME, '--json'])
+    const monitoring = doctor.json().monitoring
+    expect(monitoring.where).not.toBe('this machine')
+    expect(monitoring.checks.filter((c: {name: string; ok: boolean}) => !c.ok)).toEqual([])
+    expect(monitoring.checks.map((c: {name: string}) => c.name)).toEqual(expect.arrayContaining(['collector', 'prometheus', 'targets']))
+  }, 240_000)
+
   it('add-user over SSH: the directory user resolves, with home and key on the shared filesystem', async () => {
     const r = await run(['add-user', USER, '--first-name', 'Carol', '--surname', 'Cloud', '--key', join(work, `${USER}.pub`), '-c', NAME, '--json'])
     if (r.code !== 0) throw new Error(`add-user failed (${r.code}):\n${r.stdout}\n${r.stderr}`)

@@ -26,6 +26,8 @@ const LAYERS: string[][] = [
   // Workflows: one folder per command; nodes/node-sync.ts's syncFromHost is the node sync program,
   // which starts from cluster.json as tasks/node/node-programs.ts's do.
   ['tasks', 'nodes'],
+  // citc monitor: reaching a cluster's Prometheus (reach.ts), its query API, the page's server.
+  ['monitoring'],
   // What citc does on a cluster: accounts, users, usage, images.
   ['usage', 'accounts', 'users', 'images'],
   // limits.yaml (parsed into slurm/'s model, checked against the provider's module) and the YAML reader.

@@ -8,6 +8,7 @@ import {cloudModule, isCloud, PROVIDER_NAMES, providerModule, type Provider} fro
 
 import {run, which} from '../../tools/exec.js'
 import {compareVersions, detectTerraform, INSTALL_HINT} from '../../tools/terraform.js'
+import {monitoringLines, type MonitoringReport} from './check-monitoring.js'
 
 /** The providers whose needs are checked. */
 export type Scope = Provider
@@ -40,6 +41,13 @@ export interface DoctorReport {
   credentials: CredentialCheck[]
   /** Names of required tools that are missing or too old. */
   missing: string[]
+  /** With -c NAME: that cluster's monitoring (check-monitoring.ts). */
+  monitoring?: MonitoringReport
+}
+
+/** The machine's report with a cluster's monitoring: not ok when either is not. */
+export function withMonitoring(r: DoctorReport, monitoring: MonitoringReport): DoctorReport {
+  return {...r, ok: r.ok && monitoring.ok, monitoring}
 }
 
 const MIN_NODE = '20.0.0'
@@ -162,6 +170,10 @@ export function doctorLines(r: DoctorReport): string[] {
     lines.push(`✓ ${`${c.provider} credentials`.padEnd(19)} ${c.wouldUse ? `would use ${c.wouldUse}` : ''}`)
     for (const s of c.found) lines.push(`  ${''.padEnd(19)} ${s.isDefault ? '*' : '-'} ${s.label}${s.problem ? ` — ${s.problem}` : ''}`)
   }
-  lines.push('', r.ok ? 'Everything required is there.' : `Missing: ${r.missing.join(', ')}.`)
+  if (r.monitoring) lines.push('', ...monitoringLines(r.monitoring))
+  const verdict: string[] = []
+  if (r.missing.length > 0) verdict.push(`Missing: ${r.missing.join(', ')}.`)
+  if (r.monitoring && !r.monitoring.ok) verdict.push(`The monitoring of ${r.monitoring.cluster} needs attention: ${r.monitoring.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}.`)
+  lines.push('', verdict.length === 0 ? 'Everything required is there.' : verdict.join(' '))
   return lines
 }

@@ -5,6 +5,7 @@ import {PENDING_HOST, type ClusterRecord} from '../../cluster/schema.js'
 import {findingsByNode, parseControllerLog, type LogFinding} from '../../slurm/controller-log.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {describeWaitingJob, parseWaitingJobs, type WaitingJob} from '../../slurm/waiting-jobs.js'
+import type {Transport} from '../../transport/types.js'
 import {withManagementNode} from '../management-session.js'
 import {isJoined, nodeRows, type NodeRow} from './node-rows.js'
 
@@ -59,10 +60,41 @@ ${lines.join('\n')}`
 }
 
 export async function clusterStatus(dataDir: string, name?: string, command = 'citc status'): Promise<StatusDocument> {
+  const record = statusRecord(dataDir, name)
+  const notMade = notMadeYet(record)
+  if (notMade) return notMade
+  return withManagementNode(record, {command, ...statusSession(record)}, (transport) => statusOn(record, transport))
+}
+
+/** The cluster a status is about (the only one when no name is given). */
+export function statusRecord(dataDir: string, name?: string): ClusterRecord {
   const registry = clusterRegistry(dataDir)
-  const record: ClusterRecord = registry.get(registry.resolveName(name))
-  const summary = {up: 0, 'powering-up': 0, 'powering-down': 0, down: 0}
-  const base = {
+  return registry.get(registry.resolveName(name))
+}
+
+/** What citc knows of a cluster whose node cannot be asked: its record, and why. */
+export function statusWithoutNode(record: ClusterRecord, error: string, managementNode = `${record.mgmt.user}@${record.mgmt.host}:${record.mgmt.port}`): StatusDocument {
+  return {...statusBase(record), managementNode, controller: {up: false, confPath: record.slurm.confPath, error}, nodes: [], summary: emptySummary(), waitingJobs: [], needsAdmin: []}
+}
+
+/** A cloud cluster whose create never made its management node: nothing to connect to. */
+export function notMadeYet(record: ClusterRecord): StatusDocument | undefined {
+  return record.cloud && record.mgmt.host === PENDING_HOST ? statusWithoutNode(record, 'the management node was not made yet: run citc create --resume', '(not made yet)') : undefined
+}
+
+/**
+ * How status connects. A cloud cluster citc created: its state says what exists even when the node
+ * cannot be reached (and the login user can ask Slurm: no root needed there).
+ */
+export function statusSession(record: ClusterRecord): {asRoot?: boolean; unreachable?: (error: unknown) => StatusDocument} {
+  return record.cloud ? {asRoot: false, unreachable: (error: unknown) => statusWithoutNode(record, `cannot reach the management node: ${firstLine(error)}`)} : {}
+}
+
+const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]
+const emptySummary = (): StatusDocument['summary'] => ({up: 0, 'powering-up': 0, 'powering-down': 0, down: 0})
+
+function statusBase(record: ClusterRecord) {
+  return {
     cluster: record.name,
     provider: record.provider,
     origin: record.origin,
@@ -74,53 +106,42 @@ export async function clusterStatus(dataDir: string, name?: string, command = 'c
         }
       : {}),
   }
-  // A cloud cluster citc created: its state says what exists even when the node cannot be reached
-  // (and the login user can ask Slurm: no root needed there).
-  const where = `${record.mgmt.user}@${record.mgmt.host}:${record.mgmt.port}`
-  const unreachable = (error: string): StatusDocument => ({
-    ...base,
-    managementNode: where,
-    controller: {up: false, confPath: record.slurm.confPath, error},
-    nodes: [],
+}
+
+/**
+ * The status, asked over a session already open (`citc status --watch` keeps one between refreshes).
+ * A cloud cluster's controller that cannot be asked is a status that says so; a local one's is an error.
+ */
+export async function statusOn(record: ClusterRecord, transport: Transport): Promise<StatusDocument> {
+  const controller = new Controller(transport, {confPath: record.slurm.confPath})
+  let up: boolean
+  let nodes: NodeRow[]
+  let controllerInfo: StatusDocument['controllerInfo']
+  let waiting: {waitingJobs: WaitingJob[]; waitingJobsError?: string}
+  try {
+    up = await controller.ping()
+    const states = up ? await controller.nodes() : []
+    const rows = await rowsOf(controller, states, {provider: record.provider, cluster: record.name})
+    nodes = rows.nodes
+    controllerInfo = rows.controllerInfo
+    waiting = up ? await waitingJobsOf(controller, states) : {waitingJobs: []}
+  } catch (error) {
+    if (!record.cloud) throw error
+    // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
+    return statusWithoutNode(record, firstLine(error), transport.description)
+  }
+  const summary = emptySummary()
+  for (const n of nodes) summary[n.power]++
+  return {
+    ...statusBase(record),
+    managementNode: transport.description,
+    controller: {up, confPath: record.slurm.confPath},
+    nodes,
+    ...(controllerInfo ? {controllerInfo} : {}),
     summary,
-    waitingJobs: [],
-    needsAdmin: [],
-  })
-  if (record.cloud && record.mgmt.host === PENDING_HOST) return {...unreachable('the management node was not made yet: run citc create --resume'), managementNode: '(not made yet)'}
-  const session = record.cloud
-    ? {asRoot: false, unreachable: (error: unknown) => unreachable(`cannot reach the management node: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`)}
-    : {}
-  return withManagementNode(record, {command, ...session}, async (transport) => {
-    const controller = new Controller(transport, {confPath: record.slurm.confPath})
-    let up: boolean
-    let nodes: NodeRow[]
-    let controllerInfo: StatusDocument['controllerInfo']
-    let waiting: {waitingJobs: WaitingJob[]; waitingJobsError?: string}
-    try {
-      up = await controller.ping()
-      const states = up ? await controller.nodes() : []
-      const rows = await rowsOf(controller, states, {provider: record.provider, cluster: record.name})
-      nodes = rows.nodes
-      controllerInfo = rows.controllerInfo
-      waiting = up ? await waitingJobsOf(controller, states) : {waitingJobs: []}
-    } catch (error) {
-      if (!record.cloud) throw error
-      // A cloud cluster's status still shows what citc knows when its controller cannot be asked.
-      const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]
-      return {...base, managementNode: transport.description, controller: {up: false, confPath: record.slurm.confPath, error: why}, nodes: [], summary, waitingJobs: [], needsAdmin: []}
-    }
-    for (const n of nodes) summary[n.power]++
-    return {
-      ...base,
-      managementNode: transport.description,
-      controller: {up, confPath: record.slurm.confPath},
-      nodes,
-      ...(controllerInfo ? {controllerInfo} : {}),
-      summary,
-      ...waiting,
-      needsAdmin: needsAdmin(nodes),
-    }
-  })
+    ...waiting,
+    needsAdmin: needsAdmin(nodes),
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import {cancelledError, connectFailure, handshakeTimeout, type SshError} from '.
 import {FINGERPRINT, hostKeyMismatch, sshFingerprint} from './host-key.js'
 import {loadPrivateKey} from './keys.js'
 import {sftpFiles} from './sftp.js'
+import {forwardLocal} from './tunnel.js'
 import type {Connection, SshTransport} from './types.js'
 
 export interface SshConnectOptions {
@@ -124,6 +125,7 @@ export async function connectSsh(o: SshConnectOptions): Promise<SshTransport> {
     check: async (argv, opts) => checkResult(argv, await run(argv, opts), description),
     readFile,
     writeFile,
+    forwardLocal: (remoteHost, remotePort) => forwardLocal(conn, remoteHost, remotePort),
     close,
   }
 }

@@ -2,10 +2,13 @@
 import type {Client} from 'ssh2'
 
 import type {Transport} from '../types.js'
+import type {LocalForward} from './tunnel.js'
 
 /** Transport.writeFile with one extra option: cancellation of the upload. */
 export interface SshTransport extends Transport {
   writeFile(path: string, data: string | Buffer, opts?: {mode?: number; signal?: AbortSignal}): Promise<void>
+  /** A listener on 127.0.0.1 (random port) whose connections go to host:port as the server sees it (tunnel.ts). */
+  forwardLocal(remoteHost: string, remotePort: number): Promise<LocalForward>
 }
 
 /** An authenticated connection, as commands (exec.ts) and files (sftp.ts) use it. */
