@@ -160,7 +160,10 @@ describe('citc metrics collect against slurmctld', () => {
   it("has `citc node resume` count its nodes and failures by shape and class, and rewrite nodes.json", async () => {
     const nodesFile = join(dir, 'nodes.json')
     rmSync(nodesFile)
+    rmSync(join(dir, 'citc.prom'))
     const r = await citc(['node', 'resume', 'tst-big-0001', '--stand-in', standIn], {timeoutMs: 60_000})
+    // It collected while its nodes were changing (Prometheus sees a start that lasts seconds).
+    expect(lines(prom(), 'citc_slurm_up')).toEqual(['citc_slurm_up 1'])
     // Its one node failed: exit 1, reported to Slurm; the counts and nodes.json are written all the same.
     expect(r.code).toBe(1)
     expect(readNodeEvents(dir)).toEqual({version: 1, resumeRequests: {'local.small': 2, 'local.big': 1}, startFailures: {'local.small': {capacity: 1}, 'local.big': {other: 1}}})

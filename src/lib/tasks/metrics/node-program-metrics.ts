@@ -19,6 +19,21 @@ export function resumeEvents(specs: readonly NodeSpec[], outcomes: readonly Node
 }
 
 /**
+ * One collection now, while Slurm shows the program's nodes powering up or down: the collector's
+ * timer runs every 30 s and a local node starts in seconds, so without it Prometheus would rarely see
+ * a node starting. Never throws (logged); does nothing for a cluster without monitoring.
+ */
+export async function collectInTransition(cfg: ManagementContract, log: (message: string) => void): Promise<void> {
+  if (!cfg.monitoring) return
+  try {
+    const {collectOnce} = await import('./collect-main.js')
+    await collectOnce(cfg, cfg.monitoring, {log})
+  } catch (error) {
+    log(`metrics: could not collect while the nodes change (the collector's next cycle will): ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/**
  * Record and rewrite; never throws (a node program must not fail for its metrics): each problem is
  * one line of `log`. Does nothing for a cluster without monitoring.
  */

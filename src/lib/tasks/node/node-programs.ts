@@ -89,6 +89,8 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, sta
   const controller = new Controller(localTransport(), {confPath: cfg.confPath})
   const names = expandHostlist(hostlist)
   log(`${program} ${hostlist} (${names.length} node(s))`)
+  // With monitoring: a collection alongside the driver's work, while the nodes are in transition.
+  const collecting = cfg.monitoring ? import('../metrics/node-program-metrics.js').then((m) => m.collectInTransition(cfg, log)).catch(() => {}) : undefined
   try {
     // The features say what to start; if slurmctld does not answer, still act (the local driver
     // needs only names) rather than leave Slurm waiting ResumeTimeout.
@@ -123,6 +125,8 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, sta
   } catch (error) {
     log(`${program} ${hostlist}: ERROR ${error instanceof Error ? error.message : String(error)}`)
     throw error
+  } finally {
+    await collecting
   }
 }
 
