@@ -6,7 +6,7 @@ import {join} from 'node:path'
 
 import type {NodeState} from '../slurm/controller.js'
 import {featureValue} from '../slurm/nodes.js'
-import {writeAtomic} from './node-events.js'
+import {writeAtomic} from './write.js'
 import {isJoinedMachine, powerOf} from './power.js'
 
 export const NODES_FILE = 'nodes.json'

@@ -3,12 +3,13 @@
 // slurmctld starts on every power event. Several may run at once (a resume and a fail, two resumes of
 // different hostlists), so every update reads, adds and writes under one lock file; the collector only
 // reads the file (a rename makes every version whole) and renders the two counter families.
-import {chmodSync, closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
+import {closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {pidAlive} from '../proc.js'
 import type {FamilyDef} from './exposition.js'
 import {sampleLine} from './exposition.js'
+import {writeAtomic} from './write.js'
 
 export const NODE_EVENTS_FILE = 'node-events.json'
 const LOCK_FILE = `${NODE_EVENTS_FILE}.lock`
@@ -167,25 +168,6 @@ function takeOver(file: string, seen: string) {
 }
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-
-/** Temporary file in the same directory, fsynced, renamed over (readers never see half a file); mode 0644. */
-export function writeAtomic(file: string, text: string) {
-  const tmp = `${file}.${process.pid}.tmp`
-  try {
-    const fd = openSync(tmp, 'w', 0o644)
-    try {
-      writeSync(fd, text)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-    chmodSync(tmp, 0o644) // open()'s mode is filtered by the umask; Prometheus and node_exporter read these
-    renameSync(tmp, file)
-  } catch (e) {
-    rmSync(tmp, {force: true})
-    throw new Error(`cannot write ${file}: ${(e as Error).message}`)
-  }
-}
 
 export const NODE_EVENT_FAMILIES: readonly FamilyDef[] = [
   {name: 'citc_node_resume_requests_total', type: 'counter', help: 'Nodes slurmctld asked citc to start (citc node resume), by shape.'},

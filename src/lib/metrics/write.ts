@@ -1,15 +1,19 @@
 // citc.prom into node_exporter's textfile directory, atomically: a temporary file in the same
 // directory (same filesystem, so rename replaces in one step), fsynced, renamed over the old one.
-// node_exporter only reads *.prom, so it never sees the half-written temporary file.
+// node_exporter only reads *.prom, so it never sees the half-written temporary file. nodes.json and
+// node-events.json are written the same way (writeAtomic).
 import {chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 export const PROM_FILE = 'citc.prom'
 
-/** Write `text` as <dir>/citc.prom (mode 0644: node_exporter's user reads it); returns the path. */
-export function writePromFile(dir: string, text: string): string {
-  const file = join(dir, PROM_FILE)
-  const tmp = join(dir, `.${PROM_FILE}.${process.pid}.tmp`)
+/**
+ * A temporary file in the same directory (same filesystem, so the rename replaces in one step), fsynced,
+ * renamed over `file`: readers (node_exporter, Prometheus's file_sd, the next run) never see half a
+ * file. Mode 0644 whatever the umask: node_exporter and Prometheus run as their own user.
+ */
+export function writeAtomic(file: string, text: string) {
+  const tmp = `${file}.${process.pid}.tmp`
   try {
     const fd = openSync(tmp, 'w', 0o644)
     try {
@@ -22,8 +26,14 @@ export function writePromFile(dir: string, text: string): string {
     renameSync(tmp, file)
   } catch (e) {
     rmSync(tmp, {force: true})
-    throw new Error(`cannot write ${file}: ${(e as Error).message} (is ${dir} a directory citc may write to?)`)
+    throw new Error(`cannot write ${file}: ${(e as Error).message} (is ${dirname(file)} a directory citc may write to?)`)
   }
+}
+
+/** Write `text` as <dir>/citc.prom (node_exporter reads only *.prom: never the temporary file); returns the path. */
+export function writePromFile(dir: string, text: string): string {
+  const file = join(dir, PROM_FILE)
+  writeAtomic(file, text)
   return file
 }
 
