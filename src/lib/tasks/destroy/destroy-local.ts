@@ -61,7 +61,7 @@ export async function destroyLocal(io: Io, name: string, dataDir: string, packag
   )
   for (const w of warnings) io.note(`warning: ${w}`)
   if (released.length > 0) io.log(`Released the joined machines: ${released.join(', ')}.`)
-  io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core, packer, mmdebstrap) stay installed.`)
+  io.log(`Destroyed ${name}. Packages installed with apt (slurm, munge, mariadb, slapd, nslcd, ansible-core, packer, mmdebstrap, prometheus, prometheus-node-exporter) stay installed.`)
   return {destroyed: name, poweredDown: stopped, packagesKept: true, releasedMachines: released, warnings}
 }
 
