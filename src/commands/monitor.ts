@@ -8,7 +8,7 @@ export default class Monitor extends BaseCommand<typeof Monitor> {
 
   static description = `Reaches the cluster's Prometheus (on the management node, loopback only: this machine for a local cluster, an SSH tunnel with the pinned host key for a cloud one) and serves one page on 127.0.0.1 behind a random token: nodes by power and state, jobs running and pending, the oldest wait, node start failures by reason, CPUs allocated of total, a table of nodes, and the management node's CPU, memory and disk. It refreshes itself every 15 s. The URL printed (token included) is the key: anyone on this machine with it can read the page. Runs until Ctrl-C.
 
-With --query, prints one PromQL instant query's result instead (--json: Prometheus's data document) and starts no server.
+With --query, prints one PromQL instant query's result instead (--json: {cluster, query, data}, data being Prometheus's own) and starts no server.
 
 Clusters created with --no-monitoring have no Prometheus.`
 

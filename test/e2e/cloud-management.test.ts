@@ -315,7 +315,7 @@ describe('a cloud management node configured over SSH with the real management.y
       async () => {
         const r = await run(['monitor', '-c', NAME, '--query', 'citc_slurm_up', '--json'])
         last = `${r.code} ${r.stdout} ${r.stderr}`
-        return r.code === 0 && r.json().result[0]?.value[1] === '1'
+        return r.code === 0 && r.json().data.result[0]?.value[1] === '1'
       },
       150_000,
       2000,

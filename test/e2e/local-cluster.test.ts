@@ -222,7 +222,7 @@ describe('a local cluster, end to end', () => {
     const value = async (promql: string): Promise<number | undefined> => {
       const r = await citc(['monitor', '-c', NAME, '--query', promql, '--json'], {env})
       if (r.code !== 0) throw new Error(`citc monitor --query failed (${r.code}): ${r.stderr}`)
-      const first = (r.json() as {result: Array<{value: [number, string]}>}).result[0]
+      const first = (r.json() as {data: {result: Array<{value: [number, string]}>}}).data.result[0]
       return first ? Number(first.value[1]) : undefined
     }
     await untilAsync("the collector's figures in Prometheus", 120_000, async () => (await value('citc_slurm_up')) === 1)
