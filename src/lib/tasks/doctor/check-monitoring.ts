@@ -31,7 +31,7 @@ export interface MonitoringReport {
 const report = (cluster: string, where: string, checks: MonitoringCheck[], enabled = true): MonitoringReport => ({cluster, where, enabled, ok: checks.every((c) => c.ok), checks})
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]
 
-export interface MonitoringOn {
+export interface MonitoringViaOptions {
   /** cluster.json's path on the node (tests: a stand-in's). */
   clusterJson?: string
   /** The node's clock, epoch seconds (the collector's timestamps are by it). */
@@ -40,7 +40,7 @@ export interface MonitoringOn {
 }
 
 /** The checks on a node already reached. */
-export async function monitoringOn(cluster: string, t: Transport, o: MonitoringOn): Promise<MonitoringReport> {
+export async function checkMonitoringVia(cluster: string, t: Transport, o: MonitoringViaOptions): Promise<MonitoringReport> {
   const file = o.clusterJson ?? CLUSTER_JSON
   let contract: ManagementContract
   try {
@@ -87,7 +87,7 @@ export async function checkMonitoring(dataDir: string, name: string, o: {cluster
   return withManagementNode(
     record,
     {command: 'citc doctor', asRoot: false, unreachable: (error) => unreachable(`cannot be reached: ${firstLine(error)}`, error instanceof CitcError ? error.hint : undefined)},
-    (t) => monitoringOn(record.name, t, {...o, now: here ? async () => Date.now() / 1000 : () => nodeClock(t), http: here ? fetchGet : curlGet(t)}),
+    (t) => checkMonitoringVia(record.name, t, {...o, now: here ? async () => Date.now() / 1000 : () => nodeClock(t), http: here ? fetchGet : curlGet(t)}),
   )
 }
 

@@ -5,7 +5,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {MANAGEMENT_CONTRACT_VERSION} from '../../../../src/lib/cluster/management-contract.js'
-import {monitoringLines, monitoringOn} from '../../../../src/lib/tasks/doctor/check-monitoring.js'
+import {checkMonitoringVia, monitoringLines} from '../../../../src/lib/tasks/doctor/check-monitoring.js'
 import {collectorCheck, type HttpAnswer, readyCheck, targetsCheck} from '../../../../src/lib/tasks/doctor/monitoring-checks.js'
 import {curlAnswer, curlArgv} from '../../../../src/lib/tasks/doctor/prometheus-http.js'
 import {MemoryTransport} from '../../../doubles/memory-transport.js'
@@ -94,14 +94,14 @@ describe('curl on the management node', () => {
 const contract = (monitoring?: object) =>
   JSON.stringify({version: MANAGEMENT_CONTRACT_VERSION, name: 'lab', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: '/etc/slurm/slurm.conf', elasticLog: '/var/log/citc/elastic.log', provider: 'local', driver: {}, ...(monitoring ? {monitoring} : {})})
 
-describe('monitoringOn', () => {
+describe('checkMonitoringVia', () => {
   const noHttp = async (): Promise<HttpAnswer> => {
     throw new Error('no HTTP expected')
   }
 
   it('a cluster made with --no-monitoring: off, which is no failure', async () => {
     const node = new MemoryTransport({files: {'/etc/citc/cluster.json': contract()}})
-    const r = await monitoringOn('lab', node, {now: async () => NOW, http: noHttp})
+    const r = await checkMonitoringVia('lab', node, {now: async () => NOW, http: noHttp})
     expect(r).toMatchObject({cluster: 'lab', enabled: false, ok: true})
     expect(monitoringLines(r)).toEqual(['Monitoring of cluster lab (the memory node):', '✓ monitoring          off (created with --no-monitoring)'])
   })
@@ -113,7 +113,7 @@ describe('monitoringOn', () => {
       asked.push(url)
       return url.endsWith('/-/ready') ? answer(200, 'Ready') : targets({job: 'management', instance: '127.0.0.1:9100', health: 'down', lastError: 'EOF'})
     }
-    const r = await monitoringOn('lab', node, {now: async () => NOW + 100, http})
+    const r = await checkMonitoringVia('lab', node, {now: async () => NOW + 100, http})
     expect(asked).toEqual(['http://127.0.0.1:9090/-/ready', 'http://127.0.0.1:9090/api/v1/targets?state=active'])
     expect(r.ok).toBe(false)
     expect(r.checks.map((c) => [c.name, c.ok])).toEqual([['collector', false], ['prometheus', true], ['targets', false]])
