@@ -25,6 +25,12 @@ export interface ImageRecord {
   inputs?: string
   /** The cloud's id (AMI id, image self-link, OCID); local: the image's directory. */
   id?: string
+  /**
+   * The NVIDIA driver the image carries, as its /etc/citc/image.json says (gpu_driver, written by the
+   * compute_image role from the packages installed): Ubuntu's branch ("580") or Debian's
+   * ("535 (Debian 12)"); null: none. Undefined: not recorded (an image built before citc recorded it).
+   */
+  gpuDriver?: string | null
 }
 
 /** One line of `citc rebuild-image --list`. */
@@ -72,12 +78,20 @@ export interface ImageBuilder {
   playbookVars(): Promise<Record<string, unknown>>
   /** The provider's variables for one build (network, base image, where the output goes…). */
   vars(build: {name: string; version: string; arch: Arch; slurmVersion: string}): Promise<PackerVars>
-  /** After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags). */
-  collect(build: {name: string; version: string; arch: Arch; inputs: string}): Promise<ImageRecord>
+  /**
+   * After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags).
+   * `imageJson`: the image's /etc/citc/image.json as the build printed it (build.ts), if it did.
+   */
+  collect(build: {name: string; version: string; arch: Arch; inputs: string; imageJson?: Record<string, unknown>}): Promise<ImageRecord>
   /** After Packer failed or was interrupted: remove whatever it left of this build (never throws). */
   discard(build: {name: string; version: string; arch: Arch}): Promise<void>
   /** Every image of the cluster, newest first, with which one is current per architecture and its nodes. */
   list(): Promise<ImageInfo[]>
+  /**
+   * The image new nodes of each architecture start from, as the cluster records it (no cloud call):
+   * what `citc finish` checks GPU shapes against.
+   */
+  currentImages(): Promise<Array<Pick<ImageRecord, 'name' | 'version' | 'arch' | 'gpuDriver'>>>
   /** Make this image the one new nodes of its architecture start from. */
   use(image: ImageRecord): Promise<void>
   /** Delete an image (never the current one: the caller checks; nor one a node runs). */

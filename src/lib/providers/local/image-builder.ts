@@ -10,6 +10,7 @@ import {arch as osArch} from 'node:os'
 import {join} from 'node:path'
 
 import {CitcError} from '../../errors.js'
+import {gpuDriverOf} from '../../images/gpu.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
 import type {ImageBuilder, ImageBuilderContext, ImageBuilderFactory, ImageInfo, ImageRecord} from '../image-types.js'
 import {run} from '../../tools/exec.js'
@@ -26,6 +27,15 @@ export interface LocalImageOptions {
 
 export function localImagesDir(cluster: string): string {
   return join(LOCAL_IMAGES_ROOT, cluster)
+}
+
+/** The GPU driver the image itself says it carries (its /etc/citc/image.json, compute_image's record). */
+function gpuDriverIn(rootfs: string): string | null | undefined {
+  try {
+    return gpuDriverOf(JSON.parse(readFileSync(join(rootfs, 'etc', 'citc', 'image.json'), 'utf8')))
+  } catch {
+    return undefined
+  }
 }
 
 function readRecord(dir: string): ImageRecord | undefined {
@@ -104,7 +114,17 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
         throw new CitcError('remote', `Packer finished, but ${partial}/rootfs has no /usr/sbin/slurmd`, {hint: 'read the build log'})
       }
       rmSync(join(partial, 'manifest.json'), {force: true})
-      const record: ImageRecord = {name, version, createdAt: new Date().toISOString(), arch, inputs, id: dirOf(name), sizeBytes: await sizeOf(join(partial, 'rootfs'))}
+      const gpuDriver = gpuDriverIn(join(partial, 'rootfs'))
+      const record: ImageRecord = {
+        name,
+        version,
+        createdAt: new Date().toISOString(),
+        arch,
+        inputs,
+        id: dirOf(name),
+        sizeBytes: await sizeOf(join(partial, 'rootfs')),
+        ...(gpuDriver === undefined ? {} : {gpuDriver}),
+      }
       writeFileSync(join(partial, 'image.json'), JSON.stringify(record, null, 2) + '\n')
       renameSync(partial, dirOf(name))
       return record
@@ -123,6 +143,11 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
         if (record) images.push({...record, current: record.name === current, nodes: nodes.get(record.name) ?? 0})
       }
       return images.sort((a, b) => b.version.localeCompare(a.version))
+    },
+    async currentImages() {
+      const current = currentLocalImage(root)
+      const record = current && readRecord(dirOf(current.name))
+      return record ? [record] : []
     },
     async use(image) {
       if (!existsSync(join(dirOf(image.name), 'rootfs'))) throw new CitcError('invalidInput', `image ${image.name} is not in ${root}`)
