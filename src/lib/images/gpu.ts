@@ -122,17 +122,6 @@ export function gpuImageCheck(groups: readonly GpuGroup[], current: ReadonlyArra
   return shapes.length === 0 ? undefined : {shapes, images: [...images.values()]}
 }
 
-/**
- * The driver an image's /etc/citc/image.json names (`gpu_driver`, written by the compute_image role):
- * its label, null for none, undefined when the file does not say (an image of an older citc).
- */
-export function gpuDriverOf(imageJson: unknown): string | null | undefined {
-  if (imageJson === null || typeof imageJson !== 'object' || !('gpu_driver' in imageJson)) return undefined
-  const v = (imageJson as {gpu_driver: unknown}).gpu_driver
-  if (v === null) return null
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
-}
-
 /** How --list shows an image's driver: its label, "none", or "?" when not recorded. */
 export function gpuDriverLabel(gpuDriver: string | null | undefined): string {
   return gpuDriver === null ? 'none' : (gpuDriver ?? '?')

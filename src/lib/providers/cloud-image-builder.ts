@@ -14,12 +14,11 @@
 import {posix} from 'node:path'
 
 import {remoteError} from '../errors.js'
-import type {ImageBuilder, ImageBuilderContext, ImageInfo, ImageRecord, PackerVars} from './image-types.js'
+import {gpuDriverOf, type ImageBuilder, type ImageBuilderContext, type ImageInfo, type ImageRecord, type PackerVars} from './image-types.js'
 import type {Arch} from '../shapes/types.js'
 import {cloudPlaybookVars} from './cloud-playbook-vars.js'
 import type {ClusterView} from './cluster-view.js'
 import {IMAGES_JSON, readImageState, recordedCurrent, selectImage, updateImageState} from './cloud-image-state.js'
-import {gpuDriverOf} from '../images/gpu.js'
 
 /** Where things are on the management node (tests move them into a sandbox). */
 export interface CloudImagePaths {
@@ -100,6 +99,7 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
   return {
     packerOnly: api.packerOnly,
+    gpuDriverInImage: true,
     arches: api.arches ?? ['x86_64', 'arm64'],
     workDir: paths.workDir,
 

@@ -68,6 +68,11 @@ export interface ImageBuilder {
   packerOnly: string
   /** The architectures it can build; undefined: x86_64 and arm64. Checked before anything starts (archFor). */
   arches?: Arch[]
+  /**
+   * Whether GPU nodes load the NVIDIA driver from this builder's images (clouds), so an image without
+   * it cannot run them; local: false, its nodes are to use this machine's driver (issue #22).
+   */
+  gpuDriverInImage: boolean
   /** Debian/Ubuntu packages the management node needs for a build (installed with apt when missing). */
   tools?: string[]
   /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */
@@ -99,3 +104,15 @@ export interface ImageBuilder {
 }
 
 export type ImageBuilderFactory = (ctx: ImageBuilderContext) => ImageBuilder
+
+/**
+ * The driver an image's /etc/citc/image.json names (`gpu_driver`, written by the compute_image role):
+ * its label, null for none, undefined when the file does not say (an image of an older citc).
+ */
+export function gpuDriverOf(imageJson: unknown): string | null | undefined {
+  if (imageJson === null || typeof imageJson !== 'object' || !('gpu_driver' in imageJson)) return undefined
+  const v = (imageJson as {gpu_driver: unknown}).gpu_driver
+  if (v === null) return null
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
+}
+

@@ -11,6 +11,7 @@ function fakeBuilder() {
   const seen: {collected: string[]; discarded: string[]; imageJson?: Record<string, unknown>} = {collected: [], discarded: []}
   const builder: ImageBuilder = {
     packerOnly: 'local.null.local',
+    gpuDriverInImage: false,
     workDir: '/var/lib/citc/images/demo/.builds',
     packageRoot: async () => '/opt/citc',
     playbookVars: async () => ({provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared'}),

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {gpuDriverLabel, gpuDriverOf, gpuImageCheck, gpuImageVars, gresGpuCount, noGpuDriverReason} from '../../../src/lib/images/gpu.js'
+import {gpuDriverLabel, gpuImageCheck, gpuImageVars, gresGpuCount, noGpuDriverReason} from '../../../src/lib/images/gpu.js'
+import {gpuDriverOf} from '../../../src/lib/providers/image-types.js'
 import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import type {Shape} from '../../../src/lib/shapes/types.js'
 

@@ -10,9 +10,8 @@ import {arch as osArch} from 'node:os'
 import {join} from 'node:path'
 
 import {CitcError} from '../../errors.js'
-import {gpuDriverOf} from '../../images/gpu.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
-import type {ImageBuilder, ImageBuilderContext, ImageBuilderFactory, ImageInfo, ImageRecord} from '../image-types.js'
+import {gpuDriverOf, type ImageBuilder, type ImageBuilderContext, type ImageBuilderFactory, type ImageInfo, type ImageRecord} from '../image-types.js'
 import {run} from '../../tools/exec.js'
 import {archOf} from './shapes.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
@@ -96,6 +95,8 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
 
   return {
     packerOnly: 'local.null.local',
+    // Local nodes are to use this machine's own driver (its kernel module): the image's does not decide.
+    gpuDriverInImage: false,
     tools: ['packer', 'mmdebstrap'],
     arches: [archOf(osArch())], // nodes run on this machine
     workDir: join(root, '.builds'),
