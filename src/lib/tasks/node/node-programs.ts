@@ -135,9 +135,7 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, sta
     let outcomes: NodeOutcome[]
     if (program === 'resume') {
       const {refused, rest} = refuseWithoutGpuDriver(specs, driver, log)
-      const started = rest.length > 0 ? await driver.resume(rest, ctx) : []
-      const byName = new Map([...refused, ...started].map((o) => [o.name, o]))
-      outcomes = specs.map((s) => byName.get(s.name) ?? {name: s.name, ok: false, error: 'the driver gave no outcome for it'})
+      outcomes = [...refused, ...(rest.length > 0 ? await driver.resume(rest, ctx) : [])]
       const failed = outcomes.filter((o) => !o.ok)
       for (const f of failed) log(`${f.name}: FAILED to start: ${f.error}`)
       if (failed.length > 0) await reportFailedStarts(controller, failed, log)
