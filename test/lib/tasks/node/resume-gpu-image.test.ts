@@ -6,28 +6,22 @@ import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {afterAll, describe, expect, it, vi} from 'vitest'
+import {afterAll, afterEach, describe, expect, it, vi} from 'vitest'
 
+import {localModule} from '../../../../src/lib/providers/local/index.js'
 import type {NodeDriver, NodeSpec} from '../../../../src/lib/providers/types.js'
+import {Controller, type NodeState} from '../../../../src/lib/slurm/controller.js'
+import {runNodeProgram} from '../../../../src/lib/tasks/node/node-programs.js'
 
-const seen = vi.hoisted(() => ({updates: [] as string[][], resumed: [] as string[]}))
-
-vi.mock('../../../../src/lib/slurm/controller.js', () => ({
-  Controller: class {
-    async nodes() {
-      return [
-        {name: 'demo-g6-xlarge-0001', state: ['IDLE', 'POWERING_UP'], features: 'shape=g6.xlarge,arch=x86_64', gres: 'gpu:l4:1'},
-        {name: 'demo-c5-xlarge-0001', state: ['IDLE', 'POWERING_UP'], features: 'shape=c5.xlarge,arch=x86_64', gres: '(null)'},
-      ]
-    }
-    async update(args: string[]) {
-      seen.updates.push(args)
-    }
-  },
-}))
-
-vi.mock('../../../../src/lib/providers/registry.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../../../src/lib/providers/registry.js')>()
+// Spies, not vi.mock: unit files share their worker's module cache (vitest.config.ts, isolate: false).
+const seen = {updates: [] as string[][], resumed: [] as string[]}
+function doubles() {
+  const states: NodeState[] = [
+    {name: 'demo-g6-xlarge-0001', state: ['IDLE', 'POWERING_UP'], features: 'shape=g6.xlarge,arch=x86_64', gres: 'gpu:l4:1'},
+    {name: 'demo-c5-xlarge-0001', state: ['IDLE', 'POWERING_UP'], features: 'shape=c5.xlarge,arch=x86_64', gres: '(null)'},
+  ]
+  vi.spyOn(Controller.prototype, 'nodes').mockResolvedValue(states)
+  vi.spyOn(Controller.prototype, 'update').mockImplementation(async (args: string[]) => void seen.updates.push(args))
   const driver: NodeDriver = {
     bootImage: () => ({name: 'citc-slurm-compute-demo-v20261126053000', version: '20261126053000', gpuDriver: null}),
     resume: async (nodes: NodeSpec[]) => nodes.map((n) => (seen.resumed.push(n.name), {name: n.name, ok: true})),
@@ -35,16 +29,18 @@ vi.mock('../../../../src/lib/providers/registry.js', async (importOriginal) => {
     list: async () => [],
     terminate: async () => [],
   }
-  return {...actual, providerModule: (name: string) => ({...actual.providerModule(name as never), nodeDriver: async () => () => driver})}
+  vi.spyOn(localModule, 'nodeDriver').mockResolvedValue(() => driver)
+}
+afterEach(() => {
+  vi.restoreAllMocks()
 })
-
-const {runNodeProgram} = await import('../../../../src/lib/tasks/node/node-programs.js')
 
 const work = mkdtempSync(join(tmpdir(), 'citc-resume-gpu-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
 
 describe('resume of a GPU node whose image has no GPU driver', () => {
   it('reports it DOWN with the reason at once and starts only the other node', async () => {
+    doubles()
     const clusterJson = join(work, 'cluster.json')
     const elasticLog = join(work, 'elastic.log')
     writeFileSync(
