@@ -10,6 +10,8 @@ export default class Finish extends BaseCommand<typeof Finish> {
 
 limits.yaml takes CitC's format as it is ("shape: count", or on Oracle "shape: {AD: count}") or an extended form with "shapes:", "partitions:" and "slurm:" (your own slurm.conf settings).
 
+GPU shapes whose nodes would boot an image without the GPU driver (the cluster's first GPU shape, before \`citc rebuild-image\`) are named in the plan; with --yes, finish refuses them (exit 3, nothing changed) unless --without-gpu-image is given: apply, then run citc rebuild-image.
+
 With --dry-run and --provider, no cluster is needed: the configuration is printed.`
 
   static examples = [
@@ -31,6 +33,10 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
       description: 'cancel the jobs of nodes that leave or change in the configuration, and go on when slurmctld is down although nodes leave (default: refuse both)',
       default: false,
     }),
+    'without-gpu-image': Flags.boolean({
+      description: 'apply with --yes although GPU shapes would boot an image without the GPU driver (then run citc rebuild-image; default: refuse, exit 3)',
+      default: false,
+    }),
     wait: waitFlag,
   }
 
@@ -47,6 +53,7 @@ With --dry-run and --provider, no cluster is needed: the configuration is printe
         outputDir: f['output-dir'],
         force: f.force,
         wait: f.wait,
+        withoutGpuImage: f['without-gpu-image'],
       },
       this.config.dataDir,
     )

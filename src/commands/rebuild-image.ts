@@ -19,7 +19,9 @@ New nodes start from the new image; nodes running now keep theirs until they pow
 changes nothing: the current image stays current and the partial output is removed (exit 4 names the
 failing step and shows its last lines; Ctrl-C exits 130).
 
---list shows every image; --rollback makes the previous image (or the VERSION given) current again.`
+--list shows every image, with the GPU driver it carries (GPU DRIVER: "580", "535 (Debian 12)", none, or ?
+when built before citc recorded it; --json: gpuDriver); --rollback makes the previous image (or the
+VERSION given) current again.`
 
   static examples = [
     '<%= config.bin %> rebuild-image',
@@ -36,7 +38,7 @@ failing step and shows its last lines; Ctrl-C exits 130).
 
   static flags = {
     script: Flags.string({description: 'customisation script run as root inside the image (kept for later builds); "none" removes it'}),
-    list: Flags.boolean({default: false, description: 'list the images: version, date, size, architecture, current, nodes'}),
+    list: Flags.boolean({default: false, description: 'list the images: version, date, size, architecture, GPU driver, current, nodes'}),
     rollback: Flags.boolean({default: false, description: 'make the previous image (or VERSION) current again'}),
     keep: Flags.integer({default: 3, min: 1, description: 'images to keep (older ones are deleted, never the current one nor one a node runs)'}),
     arch: Flags.string({options: ['x86_64', 'arm64'], description: 'architecture to build (default: the only one the provider builds, else x86_64; local: this machine’s; oracle: x86_64 only)'}),

@@ -347,6 +347,12 @@ build {
     ansible_env_vars = ["ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_CONFIG=${var.playbooks_dir}/ansible.cfg"]
   }
 
+  # The image's record, printed for citc (src/lib/images/build.ts reads the `citc-image-json: {…}` line):
+  # whether it carries the GPU driver, as compute.yml's compute_image role found it installed.
+  provisioner "shell" {
+    inline = ["printf 'citc-image-json: '; tr -d '\\n' < /etc/citc/image.json; echo"]
+  }
+
   # The staged secrets go once the roles installed them: the image keeps only the installed copies.
   provisioner "shell" {
     execute_command = "sudo -n sh -eu '{{.Path}}'"

@@ -131,7 +131,7 @@ describe('a local cluster, end to end', () => {
     expect(r.stdout).toMatch(/New nodes start from citc-slurm-compute-e2e-v\d{14}/)
     firstImage = readlinkSync(join(IMAGES, 'current'))
     expect(firstImage).toMatch(/^citc-slurm-compute-e2e-v\d{14}$/)
-    expect(JSON.parse(readFileSync(join(IMAGES, firstImage, 'rootfs/etc/citc/image.json'), 'utf8'))).toMatchObject({name: firstImage, cluster: NAME, arch: 'x86_64'})
+    expect(JSON.parse(readFileSync(join(IMAGES, firstImage, 'rootfs/etc/citc/image.json'), 'utf8'))).toMatchObject({name: firstImage, cluster: NAME, arch: 'x86_64', gpu_driver: null})
     // No secret in the image: nodes use this machine's munged.
     expect(existsSync(join(IMAGES, firstImage, 'rootfs/etc/munge/munge.key'))).toBe(false)
   }, 900_000)

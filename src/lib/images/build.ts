@@ -42,6 +42,8 @@ export class BuildProgress {
   step = 'starting Packer'
   private task?: string
   readonly lines: string[] = []
+  /** The image's /etc/citc/image.json, from the `citc-image-json: {…}` line the template prints at the end. */
+  imageJson?: Record<string, unknown>
 
   push(raw: string): string {
     const line = raw.replace(STAMP, '').replace(/^\s*[\w.-]+\.[\w-]+\.[\w-]+: /, '').trimEnd()
@@ -49,6 +51,14 @@ export class BuildProgress {
     if (marker) {
       this.step = marker[1]
       this.task = undefined
+    }
+    const json = /citc-image-json: (\{.*\})\s*$/.exec(line)
+    if (json) {
+      try {
+        this.imageJson = JSON.parse(json[1]) as Record<string, unknown>
+      } catch {
+        // Not what the template prints: the image's record then says nothing it did not read.
+      }
     }
     const task = /^TASK \[(.+)\]/.exec(line)
     if (task) this.task = task[1]
@@ -118,7 +128,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
         details: {step: progress.where(), lastLines: last, exitCode: r.exitCode},
       })
     }
-    return await builder.collect({...build, inputs: o.inputs})
+    return await builder.collect({...build, inputs: o.inputs, ...(progress.imageJson ? {imageJson: progress.imageJson} : {})})
   } catch (error) {
     await builder.discard(build)
     throw error

@@ -17,14 +17,15 @@ import {existsSync, readFileSync} from 'node:fs'
 import pLimit from 'p-limit'
 import type {z as Zod} from 'zod'
 
-import {IMAGES_JSON, parseImageState} from './cloud-image-state.js'
+import {type CloudImageState, IMAGES_JSON, parseImageState, recordedCurrent} from './cloud-image-state.js'
 import {checkSection} from './driver-section.js'
 import {failureReason, type NodeFailure} from './node-failures.js'
 import {nodeUserData} from './node-user-data.js'
 import {TokenBucket, type RateLimit} from './rate-limit.js'
 import {withRetries} from './retry-budget.js'
 import type {DriverStandIn} from '../stand-in.js'
-import type {CloudInstance, DriverContext, NodeDriver, NodeDriverFactory, NodeOutcome, NodeSpec} from './types.js'
+import type {Arch} from '../shapes/types.js'
+import type {BootImage, CloudInstance, DriverContext, NodeDriver, NodeDriverFactory, NodeOutcome, NodeSpec} from './types.js'
 
 /** What one launch call gets besides the node. */
 export interface LaunchRequest {
@@ -221,12 +222,14 @@ export interface CloudDriverSettings {
  * script, and the defaults above.
  */
 export function cloudNodeDriver(s: CloudDriverSettings, api: CloudApi): NodeDriver {
-  let images: Record<string, {id?: string} | undefined> | undefined
-  const imageFor = (arch: string) => {
-    images ??= existsSync(s.imagesJson) ? parseImageState(readFileSync(s.imagesJson, 'utf8'), s.imagesJson).current : {}
-    return images[arch]?.id
+  let state: CloudImageState | undefined
+  const images = () => (state ??= existsSync(s.imagesJson) ? parseImageState(readFileSync(s.imagesJson, 'utf8'), s.imagesJson) : undefined)
+  const imageFor = (arch: string) => images()?.current[arch as Arch]?.id
+  const bootImage = (arch: string): BootImage | undefined => {
+    const current = images() && recordedCurrent(images()!).find((c) => c.arch === arch)
+    return current && {name: current.name, version: current.version, ...(current.gpuDriver === undefined ? {} : {gpuDriver: current.gpuDriver})}
   }
-  return cloudDriver({
+  const driver = cloudDriver({
     cluster: s.cluster,
     api,
     imageFor,
@@ -235,6 +238,7 @@ export function cloudNodeDriver(s: CloudDriverSettings, api: CloudApi): NodeDriv
     concurrency: s.concurrency ?? CLOUD_DRIVER_DEFAULTS.concurrency,
     retryBudgetMs: s.retryBudgetMs ?? CLOUD_DRIVER_DEFAULTS.retryBudgetMs,
   })
+  return {...driver, bootImage}
 }
 
 /** What a cloud's api is made from besides its section. */

@@ -14,11 +14,11 @@
 import {posix} from 'node:path'
 
 import {remoteError} from '../errors.js'
-import type {ImageBuilder, ImageBuilderContext, ImageInfo, ImageRecord, PackerVars} from './image-types.js'
+import {gpuDriverOf, type ImageBuilder, type ImageBuilderContext, type ImageInfo, type ImageRecord, type PackerVars} from './image-types.js'
 import type {Arch} from '../shapes/types.js'
 import {cloudPlaybookVars} from './cloud-playbook-vars.js'
 import type {ClusterView} from './cluster-view.js'
-import {IMAGES_JSON, readImageState, selectImage, updateImageState} from './cloud-image-state.js'
+import {IMAGES_JSON, readImageState, recordedCurrent, selectImage, updateImageState} from './cloud-image-state.js'
 
 /** Where things are on the management node (tests move them into a sandbox). */
 export interface CloudImagePaths {
@@ -99,6 +99,7 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
 
   return {
     packerOnly: api.packerOnly,
+    gpuDriverInImage: true,
     arches: api.arches ?? ['x86_64', 'arm64'],
     workDir: paths.workDir,
 
@@ -126,8 +127,17 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
           hint: `look for ${build.name} in the cloud's console; the build log says what Packer made`,
         })
       }
-      await updateImageState(management, (s) => void (s.inputs[found.name] = build.inputs), paths.stateFile)
-      return {...found, inputs: build.inputs}
+      // The driver as the image's own record says (printed by the template's last step): never guessed.
+      const gpuDriver = gpuDriverOf(build.imageJson)
+      await updateImageState(
+        management,
+        (s) => {
+          s.inputs[found.name] = build.inputs
+          if (gpuDriver !== undefined) s.gpuDrivers[found.name] = gpuDriver
+        },
+        paths.stateFile,
+      )
+      return {...found, inputs: build.inputs, ...(gpuDriver === undefined ? {} : {gpuDriver})}
     },
 
     async discard(build) {
@@ -153,8 +163,19 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
         if (c) current.add(c.name)
       }
       return all.map(
-        (i): ImageInfo => ({...i, ...(state.inputs[i.name] ? {inputs: state.inputs[i.name]} : {}), current: current.has(i.name), nodes: nodes.get(i.name) ?? 0}),
+        (i): ImageInfo => ({
+          ...i,
+          ...(state.inputs[i.name] ? {inputs: state.inputs[i.name]} : {}),
+          ...(i.name in state.gpuDrivers ? {gpuDriver: state.gpuDrivers[i.name]} : {}),
+          current: current.has(i.name),
+          nodes: nodes.get(i.name) ?? 0,
+        }),
       )
+    },
+
+    async currentImages() {
+      const state = await readImageState(management, paths.stateFile)
+      return recordedCurrent(state)
     },
 
     async use(image) {
@@ -167,6 +188,7 @@ export function cloudImageBuilder(ctx: ImageBuilderContext, api: CloudImageApi, 
         management,
         (s) => {
           delete s.inputs[image.name]
+          delete s.gpuDrivers[image.name]
           if (s.current[image.arch]?.name === image.name) delete s.current[image.arch]
         },
         paths.stateFile,

@@ -23,9 +23,14 @@ export interface CloudImageState {
   current: Partial<Record<Arch, CurrentImage>>
   /** Image name → digest of what went into it. */
   inputs: Record<string, string>
+  /**
+   * Image name → the GPU driver it carries (its /etc/citc/image.json's gpu_driver), null for none.
+   * An image not in it was built before citc recorded drivers. Absent from files of older citc.
+   */
+  gpuDrivers: Record<string, string | null>
 }
 
-const empty = (): CloudImageState => ({version: IMAGE_STATE_VERSION, current: {}, inputs: {}})
+const empty = (): CloudImageState => ({version: IMAGE_STATE_VERSION, current: {}, inputs: {}, gpuDrivers: {}})
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
@@ -47,7 +52,9 @@ export function parseImageState(text: string, file = IMAGES_JSON): CloudImageSta
   }
   const inputs: Record<string, string> = {}
   for (const [k, v] of Object.entries(doc.inputs)) if (typeof v === 'string') inputs[k] = v
-  return {version: IMAGE_STATE_VERSION, current, inputs}
+  const gpuDrivers: Record<string, string | null> = {}
+  for (const [k, v] of Object.entries(isObject(doc.gpuDrivers) ? doc.gpuDrivers : {})) if (typeof v === 'string' || v === null) gpuDrivers[k] = v
+  return {version: IMAGE_STATE_VERSION, current, inputs, gpuDrivers}
 }
 
 export async function readImageState(t: Transport, file = IMAGES_JSON): Promise<CloudImageState> {
@@ -62,6 +69,15 @@ export async function updateImageState(t: Transport, change: (s: CloudImageState
   await t.check(['mkdir', '-p', '-m', '0755', file.slice(0, file.lastIndexOf('/')) || '/'], {timeoutMs: 30_000})
   await t.writeFile(file, `${JSON.stringify(state, null, 2)}\n`, {mode: 0o644})
   return state
+}
+
+/** The recorded current image of each architecture, with the GPU driver recorded for it (no cloud call). */
+export function recordedCurrent(state: CloudImageState): Array<CurrentImage & {arch: Arch; gpuDriver?: string | null}> {
+  return (['x86_64', 'arm64'] as const).flatMap((arch) => {
+    const c = state.current[arch]
+    if (!c) return []
+    return [{...c, arch, ...(c.name in state.gpuDrivers ? {gpuDriver: state.gpuDrivers[c.name]} : {})}]
+  })
 }
 
 /**

@@ -25,6 +25,12 @@ export interface ImageRecord {
   inputs?: string
   /** The cloud's id (AMI id, image self-link, OCID); local: the image's directory. */
   id?: string
+  /**
+   * The NVIDIA driver the image carries, as its /etc/citc/image.json says (gpu_driver, written by the
+   * compute_image role from the packages installed): Ubuntu's branch ("580") or Debian's
+   * ("535 (Debian 12)"); null: none. Undefined: not recorded (an image built before citc recorded it).
+   */
+  gpuDriver?: string | null
 }
 
 /** One line of `citc rebuild-image --list`. */
@@ -62,6 +68,11 @@ export interface ImageBuilder {
   packerOnly: string
   /** The architectures it can build; undefined: x86_64 and arm64. Checked before anything starts (archFor). */
   arches?: Arch[]
+  /**
+   * Whether GPU nodes load the NVIDIA driver from this builder's images (clouds), so an image without
+   * it cannot run them; local: false, its nodes are to use this machine's driver (issue #22).
+   */
+  gpuDriverInImage: boolean
   /** Debian/Ubuntu packages the management node needs for a build (installed with apt when missing). */
   tools?: string[]
   /** Where on the management node citc writes the var file, the script and Packer's manifest for a build. */
@@ -72,12 +83,20 @@ export interface ImageBuilder {
   playbookVars(): Promise<Record<string, unknown>>
   /** The provider's variables for one build (network, base image, where the output goes…). */
   vars(build: {name: string; version: string; arch: Arch; slurmVersion: string}): Promise<PackerVars>
-  /** After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags). */
-  collect(build: {name: string; version: string; arch: Arch; inputs: string}): Promise<ImageRecord>
+  /**
+   * After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags).
+   * `imageJson`: the image's /etc/citc/image.json as the build printed it (build.ts), if it did.
+   */
+  collect(build: {name: string; version: string; arch: Arch; inputs: string; imageJson?: Record<string, unknown>}): Promise<ImageRecord>
   /** After Packer failed or was interrupted: remove whatever it left of this build (never throws). */
   discard(build: {name: string; version: string; arch: Arch}): Promise<void>
   /** Every image of the cluster, newest first, with which one is current per architecture and its nodes. */
   list(): Promise<ImageInfo[]>
+  /**
+   * The image new nodes of each architecture start from, as the cluster records it (no cloud call):
+   * what `citc finish` checks GPU shapes against.
+   */
+  currentImages(): Promise<Array<Pick<ImageRecord, 'name' | 'version' | 'arch' | 'gpuDriver'>>>
   /** Make this image the one new nodes of its architecture start from. */
   use(image: ImageRecord): Promise<void>
   /** Delete an image (never the current one: the caller checks; nor one a node runs). */
@@ -85,3 +104,15 @@ export interface ImageBuilder {
 }
 
 export type ImageBuilderFactory = (ctx: ImageBuilderContext) => ImageBuilder
+
+/**
+ * The driver an image's /etc/citc/image.json names (`gpu_driver`, written by the compute_image role):
+ * its label, null for none, undefined when the file does not say (an image of an older citc).
+ */
+export function gpuDriverOf(imageJson: unknown): string | null | undefined {
+  if (imageJson === null || typeof imageJson !== 'object' || !('gpu_driver' in imageJson)) return undefined
+  const v = (imageJson as {gpu_driver: unknown}).gpu_driver
+  if (v === null) return null
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
+}
+

@@ -10,6 +10,8 @@ export interface NodeSpec {
   shape: string
   ad?: number
   arch?: string
+  /** GPUs slurm.conf gives the node (its Gres=gpu:…); absent: none, or not known. */
+  gpus?: number
 }
 
 export interface NodeOutcome {
@@ -51,7 +53,21 @@ export interface DriverContext {
   deadline: number
 }
 
+/** The image a node would boot, as the cluster records it (the GPU check of the resume program). */
+export interface BootImage {
+  name: string
+  version: string
+  /** The NVIDIA driver it carries; null: none; undefined: not recorded. */
+  gpuDriver?: string | null
+}
+
 export interface NodeDriver {
+  /**
+   * The image a new node of `arch` would boot, for drivers whose GPU nodes load the NVIDIA driver from
+   * it (the clouds'); undefined when there is none. The local driver has no such method: its nodes
+   * are to use this machine's own driver (issue #22, the GPU workstation), whatever the image holds.
+   */
+  bootImage?(arch: string): BootImage | undefined
   /** Start every node; never throws for one node's failure: each outcome says. */
   resume(nodes: NodeSpec[], ctx: DriverContext): Promise<NodeOutcome[]>
   /** Stop every node; a node with no machine is stopped already (ok). Does not wait for the end. */

@@ -177,7 +177,7 @@ describe('the node programs', () => {
     try {
       const d = await driverFor(parseManagementContract(JSON.stringify(aws), FILE))
       expect(made).toEqual([{cluster: 'demo', sharedDir: '/mnt/shared', confPath: '/etc/slurm/slurm.conf', section: awsDriver, standIn: undefined}])
-      expect(Object.keys(d).sort()).toEqual(['list', 'resume', 'suspend', 'terminate'])
+      expect(Object.keys(d).sort()).toEqual(['bootImage', 'list', 'resume', 'suspend', 'terminate'])
       // A stand-in management node's cluster.json points the driver at doubles; a --stand-in file wins field by field.
       made.length = 0
       const standIn = {driver: {endpoints: {api: 'http://127.0.0.1:1/'}, imagesJson: '/tmp/images.json', concurrency: 2}}

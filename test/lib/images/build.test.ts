@@ -8,21 +8,24 @@ import type {ImageBuilder, ImageRecord} from '../../../src/lib/providers/image-t
 import {MemoryTransport} from '../../doubles/memory-transport.js'
 
 function fakeBuilder() {
-  const seen: {collected: string[]; discarded: string[]} = {collected: [], discarded: []}
+  const seen: {collected: string[]; discarded: string[]; imageJson?: Record<string, unknown>} = {collected: [], discarded: []}
   const builder: ImageBuilder = {
     packerOnly: 'local.null.local',
+    gpuDriverInImage: false,
     workDir: '/var/lib/citc/images/demo/.builds',
     packageRoot: async () => '/opt/citc',
     playbookVars: async () => ({provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared'}),
     vars: async ({name, slurmVersion}) => ({output_dir: `/var/lib/citc/images/demo/${name}.partial`, slurm_version: slurmVersion}),
-    collect: async ({name, version, arch, inputs}) => {
+    collect: async ({name, version, arch, inputs, imageJson}) => {
       seen.collected.push(name)
+      if (imageJson) seen.imageJson = imageJson
       return {name, version, arch, inputs, createdAt: '2026-11-23T13:45:02.000Z'} satisfies ImageRecord
     },
     discard: async ({name}) => {
       seen.discarded.push(name)
     },
     list: async () => [],
+    currentImages: async () => [],
     use: async () => undefined,
     remove: async () => undefined,
   }
@@ -89,6 +92,18 @@ describe('buildImage', () => {
     // The var files do not outlive the build (0600 while they exist).
     expect(node.commands().at(-1)!.slice(0, 2)).toEqual(['rm', '-f'])
     expect(node.calls.filter((c) => c.op === 'writeFile').map((c) => c.mode)).toEqual([0o600, 0o600])
+  })
+
+  it("hands the image's own record, printed by the template's last step, to the builder", async () => {
+    const node = new MemoryTransport()
+    node.on(['packer', 'build'], (_argv, o) => {
+      o.onOutput?.('2026-11-23T13:45:03Z:     cloud.amazon-ebs.aws: citc-image-json: {"name": "n", "gpu_driver": "580"}\n', 'stdout')
+      return {exitCode: 0}
+    })
+    node.on(['rm', '-f'])
+    const {builder, seen} = fakeBuilder()
+    await buildImage(builder, opts(node))
+    expect(seen.imageJson).toEqual({name: 'n', gpu_driver: '580'})
   })
 
   it('a failed build names its step and last lines (exit 4), and is discarded', async () => {

@@ -106,16 +106,27 @@ describe('--rollback', () => {
 })
 
 describe('--list', () => {
-  it('shows version, date, size, architecture, nodes, and which is current', () => {
-    const text = imagesTable('demo', [image('20260103000000', {current: true, sizeBytes: 231_000_000, nodes: 2}), image('20260102000000')])
+  it('shows version, date, size, architecture, GPU driver, nodes, and which is current', () => {
+    const text = imagesTable('demo', [
+      image('20260104000000', {current: true, sizeBytes: 231_000_000, nodes: 2, gpuDriver: '580'}),
+      image('20260103000000', {gpuDriver: '535 (Debian 12)'}),
+      image('20260102000000', {gpuDriver: null}),
+    ])
     expect(text.split('\n')).toEqual([
-      '   VERSION         BUILT                    SIZE    ARCH    NODES  NAME',
-      '*  20260103000000  2026-01-03 00:00:00 UTC  231 MB  x86_64  2      citc-slurm-compute-demo-v20260103000000',
-      '   20260102000000  2026-01-02 00:00:00 UTC  ?       x86_64  0      citc-slurm-compute-demo-v20260102000000',
+      '   VERSION         BUILT                    SIZE    ARCH    GPU DRIVER       NODES  NAME',
+      '*  20260104000000  2026-01-04 00:00:00 UTC  231 MB  x86_64  580              2      citc-slurm-compute-demo-v20260104000000',
+      '   20260103000000  2026-01-03 00:00:00 UTC  ?       x86_64  535 (Debian 12)  0      citc-slurm-compute-demo-v20260103000000',
+      '   20260102000000  2026-01-02 00:00:00 UTC  ?       x86_64  none             0      citc-slurm-compute-demo-v20260102000000',
       '',
       '* current: new nodes start from it',
     ])
     expect(imagesTable('demo', [])).toMatch(/no compute-node image yet: `citc rebuild-image -c demo` builds one/)
+  })
+
+  it('says when an image was built before citc recorded its driver', () => {
+    const text = imagesTable('demo', [image('20260102000000', {current: true})])
+    expect(text.split('\n')[1]).toMatch(/x86_64  \?           0/)
+    expect(text).toMatch(/GPU DRIVER \?: built before citc recorded the driver/)
   })
 })
 

@@ -265,4 +265,22 @@ describe('idempotency tokens and the image record', () => {
     expect(api.launches.map((l) => l.imageId)).toEqual(['ami-0123'])
     expect(api.launches[0]!.userData).toContain('NODE=demo-c5-0001')
   })
+
+  it('cloudNodeDriver tells which image a node of each architecture boots, with the GPU driver images.json records for it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'citc-cloud-driver-'))
+    dirs.push(dir)
+    const imagesJson = join(dir, 'images.json')
+    const x86 = 'citc-slurm-compute-demo-v20260101000000'
+    const arm = 'citc-slurm-compute-demo-v20260102000000'
+    writeFileSync(
+      imagesJson,
+      JSON.stringify({version: 1, current: {x86_64: {name: x86, version: '20260101000000', id: 'ami-1'}, arm64: {name: arm, version: '20260102000000', id: 'ami-2'}}, inputs: {}, gpuDrivers: {[x86]: null}}),
+    )
+    const d = cloudNodeDriver({cluster: 'demo', sharedDir: '/mnt/shared', mgmtPrivateIp: '10.0.0.2', imagesJson}, memoryApi())
+    expect(d.bootImage?.('x86_64')).toEqual({name: x86, version: '20260101000000', gpuDriver: null})
+    // Not recorded (an image of an older citc): no gpuDriver at all, so nothing is refused for it.
+    expect(d.bootImage?.('arm64')).toEqual({name: arm, version: '20260102000000'})
+    const none = cloudNodeDriver({cluster: 'demo', sharedDir: '/mnt/shared', mgmtPrivateIp: '10.0.0.2', imagesJson: join(dir, 'missing.json')}, memoryApi())
+    expect(none.bootImage?.('x86_64')).toBeUndefined()
+  })
 })

@@ -113,6 +113,31 @@ describe('aws image builder', () => {
     await expect(b.collect({name: nameOf(9), version: v(9), arch: 'x86_64', inputs: 'x'})).rejects.toThrow(/has no image of cluster demo tagged citc-image-version=20260109120000/)
   })
 
+  it("collect records the GPU driver the image's own record names; list, currentImages and remove follow it", async () => {
+    const {b, node} = builder('aws')
+    await b.collect({name: nameOf(2), version: v(2), arch: 'x86_64', inputs: 'a', imageJson: {name: nameOf(2), gpu_driver: '580'}})
+    await b.collect({name: nameOf(1), version: v(1), arch: 'x86_64', inputs: 'b', imageJson: {name: nameOf(1), gpu_driver: null}})
+    // A build whose template printed no record (an older citc's): nothing is guessed.
+    await b.collect({name: nameOf(3), version: v(3), arch: 'arm64', inputs: 'c'})
+    expect(parseImageState(node.text(IMAGES_JSON)!).gpuDrivers).toEqual({[nameOf(2)]: '580', [nameOf(1)]: null})
+    expect((await b.list()).map((i) => [i.name, i.gpuDriver])).toEqual([
+      [nameOf(3), undefined],
+      [nameOf(2), '580'],
+      [nameOf(1), null],
+    ])
+    expect(await b.currentImages()).toEqual([])
+    const images = await b.list()
+    await b.use(images[2])
+    await b.use(images[0])
+    expect(await b.currentImages()).toEqual([
+      {name: nameOf(1), version: v(1), id: 'ami-1', arch: 'x86_64', gpuDriver: null},
+      {name: nameOf(3), version: v(3), id: 'ami-3', arch: 'arm64'},
+    ])
+    await b.use(images[1])
+    await b.remove(images[2])
+    expect(parseImageState(node.text(IMAGES_JSON)!).gpuDrivers).toEqual({[nameOf(2)]: '580'})
+  })
+
   it('paths: the build dir and the citc installed on the node', async () => {
     const {b} = builder('aws')
     expect(b.workDir).toBe(CLOUD_IMAGE_PATHS.workDir)

@@ -11,7 +11,7 @@ import {join} from 'node:path'
 
 import {CitcError} from '../../errors.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
-import type {ImageBuilder, ImageBuilderContext, ImageBuilderFactory, ImageInfo, ImageRecord} from '../image-types.js'
+import {gpuDriverOf, type ImageBuilder, type ImageBuilderContext, type ImageBuilderFactory, type ImageInfo, type ImageRecord} from '../image-types.js'
 import {run} from '../../tools/exec.js'
 import {archOf} from './shapes.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
@@ -26,6 +26,15 @@ export interface LocalImageOptions {
 
 export function localImagesDir(cluster: string): string {
   return join(LOCAL_IMAGES_ROOT, cluster)
+}
+
+/** The GPU driver the image itself says it carries (its /etc/citc/image.json, compute_image's record). */
+function gpuDriverIn(rootfs: string): string | null | undefined {
+  try {
+    return gpuDriverOf(JSON.parse(readFileSync(join(rootfs, 'etc', 'citc', 'image.json'), 'utf8')))
+  } catch {
+    return undefined
+  }
 }
 
 function readRecord(dir: string): ImageRecord | undefined {
@@ -86,6 +95,8 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
 
   return {
     packerOnly: 'local.null.local',
+    // Local nodes are to use this machine's own driver (its kernel module): the image's does not decide.
+    gpuDriverInImage: false,
     tools: ['packer', 'mmdebstrap'],
     arches: [archOf(osArch())], // nodes run on this machine
     workDir: join(root, '.builds'),
@@ -104,7 +115,17 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
         throw new CitcError('remote', `Packer finished, but ${partial}/rootfs has no /usr/sbin/slurmd`, {hint: 'read the build log'})
       }
       rmSync(join(partial, 'manifest.json'), {force: true})
-      const record: ImageRecord = {name, version, createdAt: new Date().toISOString(), arch, inputs, id: dirOf(name), sizeBytes: await sizeOf(join(partial, 'rootfs'))}
+      const gpuDriver = gpuDriverIn(join(partial, 'rootfs'))
+      const record: ImageRecord = {
+        name,
+        version,
+        createdAt: new Date().toISOString(),
+        arch,
+        inputs,
+        id: dirOf(name),
+        sizeBytes: await sizeOf(join(partial, 'rootfs')),
+        ...(gpuDriver === undefined ? {} : {gpuDriver}),
+      }
       writeFileSync(join(partial, 'image.json'), JSON.stringify(record, null, 2) + '\n')
       renameSync(partial, dirOf(name))
       return record
@@ -123,6 +144,11 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
         if (record) images.push({...record, current: record.name === current, nodes: nodes.get(record.name) ?? 0})
       }
       return images.sort((a, b) => b.version.localeCompare(a.version))
+    },
+    async currentImages() {
+      const current = currentLocalImage(root)
+      const record = current && readRecord(dirOf(current.name))
+      return record ? [record] : []
     },
     async use(image) {
       if (!existsSync(join(dirOf(image.name), 'rootfs'))) throw new CitcError('invalidInput', `image ${image.name} is not in ${root}`)

@@ -9,7 +9,9 @@ import type {Generated} from '../../slurm/generate.js'
 import {describePlan, type FinishPlan} from '../../slurm/plan.js'
 import type {Transport} from '../../transport/types.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
+import {imageBuilderFor} from '../rebuild-image/rebuild-image.js'
 import {applyFinish, type ApplyResult, type ClusterState, readClusterState} from './apply-config.js'
+import {applyQuestion, gpuImageLines, gpuImageNotice, gpuImageRefusal, type GpuImageNotice} from './gpu-image.js'
 import {generateAndPlan, generateFromLimits, requestFor} from './generate-config.js'
 import {readLimitsFile} from './limits-file.js'
 import {readStoredLimits, storedLimitsPath, withStoredMachines, writeStoredLimits} from './stored-limits.js'
@@ -29,6 +31,8 @@ export interface FinishInput {
   force: boolean
   /** Wait for another citc command holding the cluster instead of refusing. */
   wait: boolean
+  /** Apply with --yes although GPU shapes would boot an image without the driver (gpu-image.ts). */
+  withoutGpuImage?: boolean
 }
 
 export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
@@ -69,15 +73,16 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
       const logFile = wf.logFile('finish')
       const transport = await wf.connect(record)
       const controller = new Controller(transport, {confPath: record.slurm.confPath, restartCommand: record.slurm.restartCommand})
-      const ctx: FinishContext = {...wf.context, record, transport, controller, request, force: input.force}
+      const ctx: FinishContext = {...wf.context, record, transport, controller, request, force: input.force, finishLog: logFile}
       return wf.guard(async () => {
-        await wf.steps([readState, generateAndCompare], ctx)
+        await wf.steps([readState, generateAndCompare, checkGpuImage], ctx)
         const plan = ctx.plan!
+        const gpuImage = ctx.gpuImage
         if (!io.json) {
-          io.log(describePlan(plan).join('\n'))
+          io.log([...describePlan(plan), ...(gpuImage ? gpuImageLines(gpuImage) : [])].join('\n'))
           if (plan.changed) io.log('\n' + plan.unifiedDiff.trimEnd())
         }
-        const doc = {cluster: record.name, changed: plan.changed, plan: planDocument(plan), applied: false, logFile}
+        const doc = {cluster: record.name, changed: plan.changed, plan: planDocument(plan), gpuImage: gpuImage ?? null, applied: false, logFile}
         if (input.dryRun) return doc
         if (!plan.changed) {
           // The cluster runs this configuration: the stored copy is now this file.
@@ -85,12 +90,16 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
           return doc
         }
 
-        await confirmOrRefuse(io, `Apply this configuration to ${record.name}?`)
+        // Nothing has changed yet: a refusal here leaves the cluster as it was.
+        const refusal = gpuImageRefusal(gpuImage, plan, {yes: io.yes, withoutGpuImage: input.withoutGpuImage ?? false, cluster: record.name})
+        if (refusal) throw refusal
+        await confirmOrRefuse(io, applyQuestion(record.name, gpuImage))
         wf.signal.throwIfAborted()
         await wf.steps([apply], ctx)
         const r = ctx.result!
         writeStoredLimits(storedPath, limitsText)
         io.note(`Applied (${r.action}).${r.backup ? ` Backup: ${r.backup}.` : ''} Full log: ${logFile}`)
+        if (gpuImage) io.note(`Now run \`${gpuImage.command}\`: until then, nodes of ${gpuImage.shapes.join(', ')} fail to start (no GPU driver in the image).`)
         return {...doc, applied: true, action: r.action, backup: r.backup ?? null, poweredDown: r.poweredDown}
       })
     },
@@ -107,6 +116,10 @@ interface FinishContext extends WorkflowContext {
   generated?: Generated
   plan?: FinishPlan
   result?: ApplyResult
+  /** The run's log (the image builder logs its own calls there). */
+  finishLog: string
+  /** Set by checkGpuImage: GPU shapes whose image has no driver. */
+  gpuImage?: GpuImageNotice
 }
 
 const readState: Step<FinishContext> = {
@@ -120,6 +133,25 @@ const generateAndCompare: Step<FinishContext> = {
   title: 'Generate and compare the configuration',
   run: (ctx) => {
     Object.assign(ctx, generateAndPlan(ctx.state!, ctx.request, ctx.record.slurm.confPath))
+  },
+}
+
+/**
+ * The images the configuration's GPU shapes boot (the clouds': images.json on the management node, no
+ * cloud call). A record citc cannot read is a note, not a failure: it is the image's problem, not
+ * this configuration's, and the resume program reports it per node.
+ */
+const checkGpuImage: Step<FinishContext> = {
+  title: 'Check that the GPU shapes have a GPU driver in their image',
+  skip: (ctx) => (ctx.generated!.groups.some((g) => (g.gpu?.count ?? 0) > 0) ? false : 'no GPU shapes'),
+  run: async (ctx, task) => {
+    try {
+      ctx.gpuImage = await gpuImageNotice(ctx.record.name, ctx.generated!.groups, () => imageBuilderFor(ctx.record, ctx.transport, ctx.signal, ctx.finishLog))
+    } catch (error) {
+      task.output = `could not read the cluster's image records: ${error instanceof Error ? error.message : String(error)}`
+      return
+    }
+    task.title = ctx.gpuImage ? `GPU shapes ${ctx.gpuImage.shapes.join(', ')}: their image has no GPU driver` : 'GPU shapes: their image has the driver, or citc builds it'
   },
 }
 

@@ -8,6 +8,7 @@ import {dirname} from 'node:path'
 
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
+import {gresGpuCount, noGpuDriverReason} from '../../images/gpu.js'
 import {providerModule} from '../../providers/registry.js'
 import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../../providers/types.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
@@ -43,10 +44,41 @@ export function elasticLogger(file: string, program: string) {
   return (message: string) => appendFileSync(file, `${new Date().toISOString()} ${program}[${process.pid}] ${message}\n`)
 }
 
-/** Features "shape=X,ad=N,arch=Y,…" → the node's spec. */
-function specFromState(n: NodeState): NodeSpec {
+/** Features "shape=X,ad=N,arch=Y,…" and Gres → the node's spec. */
+export function specFromState(n: NodeState): NodeSpec {
   const ad = featureValue(n.features, 'ad')
-  return {name: n.name, shape: featureValue(n.features, 'shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: featureValue(n.features, 'arch')}
+  const gpus = gresGpuCount(n.gres)
+  return {name: n.name, shape: featureValue(n.features, 'shape') ?? 'unknown', ad: ad ? Number(ad) : undefined, arch: featureValue(n.features, 'arch'), ...(gpus > 0 ? {gpus} : {})}
+}
+
+/**
+ * The nodes of GPU shapes whose image has no GPU driver (the driver's bootImage, as the cluster
+ * records it), failed before anything is launched: slurmd would start, find no /dev/nvidia0 and
+ * never register, and Slurm would wait ResumeTimeout. Their outcome is a config failure with the
+ * reason Slurm shows; the rest go to the driver. An image citc cannot read says nothing here: the
+ * driver's own start reports what is wrong with it.
+ */
+export function refuseWithoutGpuDriver(specs: readonly NodeSpec[], driver: Pick<NodeDriver, 'bootImage'>, log: (m: string) => void): {refused: NodeOutcome[]; rest: NodeSpec[]} {
+  const refused: NodeOutcome[] = []
+  const rest: NodeSpec[] = []
+  const images = new Map<string, ReturnType<NonNullable<NodeDriver['bootImage']>>>()
+  const imageFor = (arch: string) => {
+    if (!images.has(arch)) {
+      try {
+        images.set(arch, driver.bootImage?.(arch))
+      } catch (error) {
+        log(`could not read the ${arch} image's record (${error instanceof Error ? error.message : String(error)}); starting without the GPU check`)
+        images.set(arch, undefined)
+      }
+    }
+    return images.get(arch)
+  }
+  for (const spec of specs) {
+    const reason = (spec.gpus ?? 0) > 0 && driver.bootImage ? noGpuDriverReason(spec.gpus!, imageFor(spec.arch ?? 'x86_64')) : undefined
+    if (reason) refused.push({name: spec.name, ok: false, error: reason, failure: {class: 'config', code: 'NoGpuDriver', message: reason}, attempts: 0})
+    else rest.push(spec)
+  }
+  return {refused, rest}
 }
 
 export type NodeProgram = 'resume' | 'suspend' | 'fail'
@@ -102,7 +134,8 @@ export async function runNodeProgram(program: NodeProgram, hostlist: string, sta
     const specs = names.map((name) => (known.has(name) ? specFromState(known.get(name)!) : {name, shape: 'unknown'}))
     let outcomes: NodeOutcome[]
     if (program === 'resume') {
-      outcomes = await driver.resume(specs, ctx)
+      const {refused, rest} = refuseWithoutGpuDriver(specs, driver, log)
+      outcomes = [...refused, ...(rest.length > 0 ? await driver.resume(rest, ctx) : [])]
       const failed = outcomes.filter((o) => !o.ok)
       for (const f of failed) log(`${f.name}: FAILED to start: ${f.error}`)
       if (failed.length > 0) await reportFailedStarts(controller, failed, log)

@@ -6,6 +6,7 @@ import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
 import {CitcError, usageError} from '../../errors.js'
+import {gpuDriverLabel} from '../../images/gpu.js'
 import {isImageVersion, versionDate} from '../../images/naming.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../providers/image-types.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
@@ -155,13 +156,16 @@ export function imagesTable(cluster: string, images: ImageInfo[]): string {
     versionDate(i.version),
     i.sizeBytes === undefined ? '?' : `${Math.round(i.sizeBytes / 1e6)} MB`,
     i.arch,
+    gpuDriverLabel(i.gpuDriver),
     String(i.nodes),
     i.name,
   ])
-  const head = ['', 'VERSION', 'BUILT', 'SIZE', 'ARCH', 'NODES', 'NAME']
+  const head = ['', 'VERSION', 'BUILT', 'SIZE', 'ARCH', 'GPU DRIVER', 'NODES', 'NAME']
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)))
   const line = (r: string[]) => r.map((v, c) => v.padEnd(widths[c])).join('  ').trimEnd()
-  return [line(head), ...rows.map(line), '', '* current: new nodes start from it'].join('\n')
+  const notes = ['* current: new nodes start from it']
+  if (images.some((i) => i.gpuDriver === undefined)) notes.push('GPU DRIVER ?: built before citc recorded the driver (`citc rebuild-image` makes one that says)')
+  return [line(head), ...rows.map(line), '', ...notes].join('\n')
 }
 
 /** The image --rollback makes current: the named version, or the newest one older than the current. */

@@ -64,6 +64,24 @@ describe('local images', () => {
     ])
   })
 
+  it("records the GPU driver the image's own /etc/citc/image.json names; currentImages is the current one's record", async () => {
+    const s = store()
+    const name = 'citc-slurm-compute-demo-v20260101000000'
+    s.packerBuilt(name)
+    mkdirSync(join(s.imagesDir, `${name}.partial`, 'rootfs', 'etc', 'citc'), {recursive: true})
+    writeFileSync(join(s.imagesDir, `${name}.partial`, 'rootfs', 'etc', 'citc', 'image.json'), JSON.stringify({name, gpu_driver: '535 (Debian 12)'}))
+    const a = await s.images.collect({name, version: '20260101000000', arch: 'x86_64', inputs: 'x'})
+    expect(a.gpuDriver).toBe('535 (Debian 12)')
+    // An image whose record says nothing (an older citc's) records nothing: never "none" by guess.
+    const b = await s.build('20260102000000')
+    expect(b).not.toHaveProperty('gpuDriver')
+    expect(await s.images.currentImages()).toEqual([])
+    await s.images.use(a)
+    expect(await s.images.currentImages()).toEqual([expect.objectContaining({name, arch: 'x86_64', gpuDriver: '535 (Debian 12)'})])
+    expect((await s.images.list()).map((i) => i.gpuDriver)).toEqual([undefined, '535 (Debian 12)'])
+    expect(s.images.gpuDriverInImage).toBe(false)
+  })
+
   it('counts the nodes running each image (a node records its image while its launcher pid file exists)', async () => {
     const s = store()
     const a = await s.build('20260101000000')
