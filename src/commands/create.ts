@@ -37,7 +37,8 @@ and applies the node limits if you gave some.
 --plan-only stops after \`terraform plan\` and creates nothing.
 
 With --provider local (the default), this machine becomes the cluster's management node:
-citc installs Slurm, munge, MariaDB (accounting) and OpenLDAP (users) with apt and Ansible, writes
+citc installs Slurm, munge, MariaDB (accounting), OpenLDAP (users) and, unless --no-monitoring,
+Prometheus with node-exporter (on loopback only, for citc monitor) with apt and Ansible, writes
 slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs
 need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
 

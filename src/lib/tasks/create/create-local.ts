@@ -59,7 +59,7 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
   }
   io.note(
     `This machine (${hostname()}) becomes the management node of cluster ${input.name}: citc installs Slurm, munge, MariaDB and OpenLDAP ` +
-      'with apt, starts their services, and runs compute nodes as slurmd processes here.',
+      `${input.monitoring === false ? '' : '(and Prometheus with node-exporter, on loopback only) '}with apt, starts their services, and runs compute nodes as slurmd processes here.`,
   )
   if (!exists) await confirmOrRefuse(io, `Create ${input.provider} cluster ${input.name} on this machine?`)
 
