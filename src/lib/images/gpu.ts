@@ -56,7 +56,7 @@ export function gpuImageVars(shapes: readonly Pick<Shape, 'gpu'>[], options: Gpu
 }
 
 /** A shape by name in any provider's catalogue (names do not repeat across providers: a test checks). */
-type ShapeLookup = (name: string) => Pick<Shape, 'gpu'> | undefined
+export type ShapeLookup = (name: string) => Pick<Shape, 'gpu'> | undefined
 
 const anyCatalogue: ShapeLookup = (name) => {
   for (const provider of PROVIDER_NAMES) {
