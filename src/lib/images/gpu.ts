@@ -10,7 +10,7 @@
 // on nodes whose PCI bus shows NVSwitches (the role's drop-in runs `citc-gpu-check --has-nvswitch`).
 import {CitcError} from '../errors.js'
 import {catalogueFor} from '../providers/catalogues.js'
-import {PROVIDER_NAMES} from '../providers/registry.js'
+import {CLOUD_PROVIDER_NAMES} from '../providers/registry.js'
 import {parseConfLines} from '../slurm/conf-parse.js'
 import type {Shape} from '../shapes/types.js'
 
@@ -55,13 +55,12 @@ export function gpuImageVars(shapes: readonly Pick<Shape, 'gpu'>[], options: Gpu
   }
 }
 
-/** A shape by name in any provider's catalogue (names do not repeat across providers: a test checks). */
+/** A shape by name in any cloud's catalogue (names do not repeat across providers: a test checks). */
 export type ShapeLookup = (name: string) => Pick<Shape, 'gpu'> | undefined
 
+// The clouds' tables only: the local provider's catalogue describes the machine it runs on.
 const anyCatalogue: ShapeLookup = (name) => {
-  for (const provider of PROVIDER_NAMES) {
-    // The local catalogue describes this machine, not a shape table: its names are local.*.
-    if (provider === 'local') continue
+  for (const provider of CLOUD_PROVIDER_NAMES) {
     const shape = catalogueFor(provider).get(name)
     if (shape) return shape
   }
