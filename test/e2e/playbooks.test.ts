@@ -142,8 +142,9 @@ describe('the management and teardown playbooks on this machine', () => {
     expect(tasks).toContain('common : Install packages')
     expect(tasks).toContain('ldap : Add the cluster\'s database to slapd')
     expect(tasks).toContain('citc_programs : Describe the cluster for the node programs')
-    // No systemd here: the watchdog runs as a service, started last.
-    expect(tasks.at(-1)).toBe('citc_watchdog : Run the watchdog every 60 s (no systemd)')
+    // No systemd here: the watchdog runs as a service, and monitoring's services are started last.
+    expect(tasks).toContain('citc_watchdog : Run the watchdog every 60 s (no systemd)')
+    expect(tasks.at(-1)).toBe("monitoring : Start citc's monitoring services (no systemd)")
   }, 20 * 60_000)
 
   it('runs munged: a credential round trip', () => {
