@@ -7,6 +7,12 @@ export interface Gpu {
   count: number
   /** Lower-case model as Slurm's Gres type, e.g. "t4", "v100", "a100". */
   model: string
+  /**
+   * The GPUs sit on an NVSwitch baseboard (HGX A100/H100, 8 or 16 SXM GPUs): NVIDIA Fabric Manager must
+   * run before CUDA can use them (cuInit fails with 802, "system not yet initialized", until it has).
+   * The image build installs it when a shape of the cluster has this flag (images/gpu.ts).
+   */
+  nvswitch?: true
 }
 
 export interface Shape {

@@ -43,6 +43,8 @@ type Row = [size: string, vcpus: number, memGiB: number, gpus?: number]
 interface RowFamily extends FamilyBase {
   rows: Row[]
   gpuModel?: string
+  /** Every size's GPUs are on an NVSwitch baseboard: Fabric Manager must run (shapes/types.ts Gpu.nvswitch). */
+  nvswitch?: true
 }
 
 const X86 = {arch: 'x86_64', threadsPerCore: 2} as const
@@ -136,7 +138,14 @@ const ROWS: RowFamily[] = [
   },
   // p3dn: the 32 GB V100 variant of p3, same Slurm Gres type.
   {family: 'p3dn', ...X86, maxVcpusPerSocket: 48, gpuModel: 'v100', rows: [['24xlarge', 96, 768, 8]]},
-  {family: 'p4d', ...X86, maxVcpusPerSocket: 48, gpuModel: 'a100', rows: [['24xlarge', 96, 1152, 8]]}, // 8275CL + A100 40 GB
+  // NVSwitch families (p4d, p5): 8 SXM GPUs on an HGX baseboard whose NVSwitches the instance sees, so
+  // NVIDIA Fabric Manager must run in it before CUDA works. Sources, checked 2026-11 through stored public
+  // copies: dstack issue #2348 ("fabricmanager-dependent GPUs": 8×A100 and 8×H100 on AWS fail with CUDA
+  // error 802 until nvidia-fabricmanager runs), aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop
+  // issue #33 (the same on A100/H100 instances), NVIDIA's Fabric Manager user guide (HGX A100 and H100
+  // baseboards are NVSwitch systems). p3/p3dn (V100) have NVLink without NVSwitch. Not in this table:
+  // p4de.24xlarge (A100 80 GB, also NVSwitch).
+  {family: 'p4d', ...X86, maxVcpusPerSocket: 48, gpuModel: 'a100', nvswitch: true, rows: [['24xlarge', 96, 1152, 8]]}, // 8275CL + A100 40 GB
   // GPU families added 2026-11 (issue 10). Source per family: the EC2 accelerated computing
   // specifications, https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html, cross-checked against
   // stored copies of the AWS Batch GPU jobs page (g6 rows) and public tables that repeat them
@@ -175,7 +184,7 @@ const ROWS: RowFamily[] = [
     ],
   },
   // p5.48xlarge: 8 × NVIDIA H100 80 GB (SXM, NVSwitch), 192 vCPUs, 2048 GiB.
-  {family: 'p5', ...X86, maxVcpusPerSocket: 96, gpuModel: 'h100', rows: [['48xlarge', 192, 2048, 8]]},
+  {family: 'p5', ...X86, maxVcpusPerSocket: 96, gpuModel: 'h100', nvswitch: true, rows: [['48xlarge', 192, 2048, 8]]},
 ]
 
 /** vCPUs of an EC2 size name ("metal:96" carries its own). */
@@ -214,7 +223,7 @@ function awsShapes(): Shape[] {
         threadsPerCore: f.threadsPerCore,
         arch: f.arch,
         maxVcpusPerSocket: f.maxVcpusPerSocket,
-        ...(gpus && f.gpuModel ? {gpu: {count: gpus, model: f.gpuModel}} : {}),
+        ...(gpus && f.gpuModel ? {gpu: {count: gpus, model: f.gpuModel, ...(f.nvswitch ? {nvswitch: true as const} : {})}} : {}),
       })
     }
   }

@@ -34,6 +34,8 @@ interface Series {
   threadsPerCore?: 1 | 2
   maxVcpusPerSocket: number
   gpuModel?: string
+  /** Row name suffixes whose GPUs are on an NVSwitch baseboard (shapes/types.ts Gpu.nvswitch). */
+  nvswitch?: string[]
 }
 
 const SERIES: Series[] = [
@@ -60,10 +62,15 @@ const SERIES: Series[] = [
   {prefix: 'c3-standard', vcpus: [4, 8, 22, 44, 88, 176], gbPerVcpu: 4, maxVcpusPerSocket: 88},
   // Tau T2A: Ampere Altra, arm64, one thread per core.
   {prefix: 't2a-standard', vcpus: [1, 2, 4, 8, 16, 32, 48], gbPerVcpu: 4, arch: 'arm64', threadsPerCore: 1, maxVcpusPerSocket: 80},
-  // A2: NVIDIA A100 40 GB.
+  // A2: NVIDIA A100 40 GB. The 8- and 16-GPU sizes are whole HGX A100 baseboards (NVSwitch). Whether
+  // Google's guest sees the switches and so must run Fabric Manager itself could not be confirmed from
+  // the stored public pages (dstack issue #2348 lists GCP among the clouds whose 8-GPU A100/H100
+  // instances need it): the flag only adds the package to the image; Fabric Manager starts, and
+  // citc-gpu-check checks the fabric, only on a node whose PCI bus shows NVSwitches.
   {
     prefix: 'a2',
     gpuModel: 'a100',
+    nvswitch: ['highgpu-8g', 'megagpu-16g'],
     maxVcpusPerSocket: 48,
     rows: [
       ['highgpu-1g', 12, 85, 1],
@@ -79,9 +86,12 @@ const SERIES: Series[] = [
   // 8-GPU size only, same vCPUs and memory). Checked 2026-11 against stored copies of those pages
   // ("208 vCPUs, 1872 GB") and tables quoting them. Left out: a3-edgegpu-8g and a3-ultragpu-8g (H200),
   // whose figures could not be confirmed offline.
+  // a3-highgpu-8g and a3-megagpu-8g: a whole HGX H100 baseboard, 8 GPUs on NVSwitches ("all to all
+  // NVLink", Google's GPU network bandwidth page); flagged as for A2 above.
   {
     prefix: 'a3',
     gpuModel: 'h100',
+    nvswitch: ['highgpu-8g', 'megagpu-8g'],
     maxVcpusPerSocket: 104,
     rows: [
       ['highgpu-1g', 26, 234, 1],
@@ -124,7 +134,7 @@ function googleSpecs(): ShapeSpec[] {
         vcpus,
         memoryMiB: Math.round(gb * GIB),
         ...base,
-        ...(gpus && s.gpuModel ? {gpu: {count: gpus, model: s.gpuModel}} : {}),
+        ...(gpus && s.gpuModel ? {gpu: {count: gpus, model: s.gpuModel, ...(s.nvswitch?.includes(suffix) ? {nvswitch: true as const} : {})}} : {}),
       })
     }
   }

@@ -47,6 +47,13 @@ export const FLEX_FAMILIES: readonly FlexFamily[] = [
 /** [name, OCPUs, memory GB, sockets, GPUs, GPU model] — all x86_64, 2 threads per OCPU. */
 type Row = [name: string, ocpus: number, memGB: number, sockets?: 1 | 2, gpus?: number, gpuModel?: string]
 
+// Bare metal HGX hosts: their 8 SXM GPUs are on NVSwitches the host itself manages, so NVIDIA Fabric
+// Manager must run on it before CUDA works (shapes/types.ts Gpu.nvswitch). Sources, checked 2026-11
+// through stored public copies: NVIDIA's Fabric Manager user guide (HGX A100 and HGX H100 baseboards:
+// NVSwitch-based, Fabric Manager required in bare metal mode) and dstack issue #2348 (8×A100 and 8×H100
+// on OCI fail with CUDA error 802 without nvidia-fabricmanager).
+const NVSWITCH = new Set(['BM.GPU4.8', 'BM.GPU.H100.8'])
+
 const FIXED: Row[] = [
   // X7 (Xeon Platinum 8167M)
   ['VM.Standard2.1', 1, 15],
@@ -86,7 +93,7 @@ function fixedSpec([name, ocpus, gb, sockets = 1, gpus, gpuModel]: Row): ShapeSp
     arch: 'x86_64',
     // One socket unless the row says two: split evenly.
     maxVcpusPerSocket: sockets === 2 ? ocpus : ocpus * 2,
-    ...(gpus && gpuModel ? {gpu: {count: gpus, model: gpuModel}} : {}),
+    ...(gpus && gpuModel ? {gpu: {count: gpus, model: gpuModel, ...(NVSWITCH.has(name) ? {nvswitch: true as const} : {})}} : {}),
   }
 }
 

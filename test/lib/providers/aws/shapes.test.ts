@@ -81,7 +81,7 @@ describe('aws catalogue', () => {
     expect(get('g5.48xlarge')).toMatchObject({gpu: {count: 8, model: 'a10g'}, memoryMiB: 768 * 1024})
     expect(get('p3.8xlarge')).toMatchObject({gpu: {count: 4, model: 'v100'}, memoryMiB: 244 * 1024})
     expect(get('p3.16xlarge').gpu).toEqual({count: 8, model: 'v100'})
-    expect(get('p4d.24xlarge').gpu).toEqual({count: 8, model: 'a100'})
+    expect(get('p4d.24xlarge').gpu).toEqual({count: 8, model: 'a100', nvswitch: true})
     expect(get('c5.xlarge').gpu).toBeUndefined()
   })
 

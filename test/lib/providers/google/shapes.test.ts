@@ -72,7 +72,7 @@ describe('google catalogue', () => {
     expect(get('a2-highgpu-1g').gpu).toEqual({count: 1, model: 'a100'})
     expect(get('a2-highgpu-2g').gpu).toEqual({count: 2, model: 'a100'})
     expect(get('a2-highgpu-4g').gpu).toEqual({count: 4, model: 'a100'})
-    expect(get('a2-highgpu-8g').gpu).toEqual({count: 8, model: 'a100'})
+    expect(get('a2-highgpu-8g').gpu).toEqual({count: 8, model: 'a100', nvswitch: true})
     expect(get('g2-standard-8').gpu).toEqual({count: 1, model: 'l4'})
     expect(get('g2-standard-24').gpu).toEqual({count: 2, model: 'l4'})
     expect(get('g2-standard-48').gpu).toEqual({count: 4, model: 'l4'})
@@ -85,7 +85,7 @@ describe('google catalogue', () => {
     expect(get('a3-highgpu-2g').gpu).toEqual({count: 2, model: 'h100'})
     expect(get('a3-highgpu-4g')).toMatchObject({gpu: {count: 4, model: 'h100'}, sockets: 1, coresPerSocket: 52})
     expect(get('a3-highgpu-8g')).toMatchObject({gpu: {count: 8, model: 'h100'}, sockets: 2, coresPerSocket: 52, threadsPerCore: 2})
-    expect(get('a3-megagpu-8g').gpu).toEqual({count: 8, model: 'h100'})
+    expect(get('a3-megagpu-8g').gpu).toEqual({count: 8, model: 'h100', nvswitch: true})
     // Not confirmed offline: not listed (see the catalogue's comment).
     expect(googleCatalogue.get('a3-ultragpu-8g')).toBeUndefined()
   })

@@ -52,7 +52,7 @@ describe('oracle catalogue: fixed shapes', () => {
     expect(get('VM.GPU3.1').gpu).toEqual({count: 1, model: 'v100'})
     expect(get('VM.GPU3.2').gpu).toEqual({count: 2, model: 'v100'})
     expect(get('VM.GPU3.4').gpu).toEqual({count: 4, model: 'v100'})
-    expect(get('BM.GPU4.8').gpu).toEqual({count: 8, model: 'a100'})
+    expect(get('BM.GPU4.8').gpu).toEqual({count: 8, model: 'a100', nvswitch: true})
   })
 })
 
