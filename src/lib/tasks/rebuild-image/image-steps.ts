@@ -68,9 +68,12 @@ export function installImageTools<C extends ImageContext>(): Step<C> {
 
 /**
  * compute.yml's GPU variables for the cluster as its controller runs it: the node groups of its
- * slurm.conf (none yet, e.g. a cloud cluster before its first `finish`: no GPU driver).
+ * slurm.conf (none yet, e.g. a cloud cluster before its first `finish`: no GPU driver). None where
+ * nodes take the driver from the host, not the image (local: the host's user-space is bound into each
+ * GPU node at boot, since it must match the host's kernel module).
  */
 async function gpuVarsOn(ctx: ImageContext): Promise<GpuImageVars> {
+  if (!ctx.builder.gpuDriverInImage) return gpuImageVars([])
   const conf = await ctx.management.readFile(ctx.record.slurm.confPath)
   return gpuImageVars(gpuGroupsInConf(conf?.toString('utf8') ?? ''))
 }

@@ -20,10 +20,10 @@ const GPU_LIMITS = 'c5.xlarge: 4\ng6.xlarge: 2\n'
 const CPU_LIMITS = 'c5.xlarge: 4\n'
 
 /** inputsStep run against a management node holding this slurm.conf (or none). */
-async function buildVars(conf: string | undefined): Promise<Record<string, unknown>> {
+async function buildVars(conf: string | undefined, gpuDriverInImage = true): Promise<Record<string, unknown>> {
   const node = new MemoryTransport({files: conf === undefined ? {} : {[CONF]: conf}})
   node.on(['dpkg-query', '-W', '-f=${Version}', 'slurmctld'], {stdout: '22.05.8-4+deb12u3'})
-  const builder = {playbookVars: async () => ({provider: 'aws', cluster_name: 'lab'})} as unknown as ImageBuilder
+  const builder = {gpuDriverInImage, playbookVars: async () => ({provider: 'aws', cluster_name: 'lab'})} as unknown as ImageBuilder
   const ctx = {
     record: {name: 'lab', provider: 'aws', slurm: {confPath: CONF}} as unknown as ClusterRecord,
     management: node,
@@ -49,5 +49,9 @@ describe('the GPU driver in image builds', () => {
   it('a cluster without one, or without node groups yet, builds with compute_gpu: false', async () => {
     expect(await buildVars(confFor(CPU_LIMITS))).toMatchObject({compute_gpu: false})
     expect(await buildVars(undefined)).toMatchObject({compute_gpu: false})
+  })
+
+  it('a builder whose nodes take the driver from the host (local) never installs one, GPU shapes or not', async () => {
+    expect(await buildVars(confFor(GPU_LIMITS), false)).toMatchObject({compute_gpu: false})
   })
 })

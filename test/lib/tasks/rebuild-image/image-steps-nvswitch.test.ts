@@ -18,7 +18,7 @@ async function buildVars(provider: 'aws' | 'google', limitsText: string): Promis
   const ctx = {
     record: {name: 'lab', provider, slurm: {confPath: CONF}} as unknown as ClusterRecord,
     management: node,
-    builder: {playbookVars: async () => ({provider, cluster_name: 'lab'})} as unknown as ImageBuilder,
+    builder: {gpuDriverInImage: true, playbookVars: async () => ({provider, cluster_name: 'lab'})} as unknown as ImageBuilder,
     arch: 'x86_64',
     keep: 3,
   } as unknown as ImageContext
