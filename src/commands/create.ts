@@ -3,7 +3,7 @@ import {Flags, type Interfaces} from '@oclif/core'
 import {BaseCommand} from '../lib/base-command.js'
 import type {CreateFlagSpec} from '../lib/providers/module.js'
 import {CLOUD_PROVIDER_NAMES, cloudModule, PROVIDER_MODULES, PROVIDER_NAMES} from '../lib/providers/registry.js'
-import {DEFAULT_SSH_TIMEOUT_S, IMAGE_OS, type CreateRequest, type ProviderFlagValues} from '../lib/tasks/create/create-request.js'
+import {DEFAULT_SSH_TIMEOUT_S, GPU_NODES, IMAGE_OS, type CreateRequest, type ProviderFlagValues} from '../lib/tasks/create/create-request.js'
 
 /**
  * The flags only some providers take, from their modules: one flag per name, its description each
@@ -40,7 +40,10 @@ With --provider local (the default), this machine becomes the cluster's manageme
 citc installs Slurm, munge, MariaDB (accounting), OpenLDAP (users) and, unless --no-monitoring,
 Prometheus with node-exporter (on loopback only, for citc monitor) with apt and Ansible, writes
 slurm.conf from the limits, and runs compute nodes as slurmd processes that Slurm starts when jobs
-need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04.
+need them and stops when they are idle. Needs root on Debian 12 or Ubuntu 24.04. On a machine with
+NVIDIA GPUs (the driver loaded), the local shapes include GPU nodes: local.<type>x1 (one GPU each)
+and local.<type>x<n> (all of a type's GPUs); --gpu-nodes (or the wizard) picks one node per GPU,
+one node with all of them, or none.
 
 On a terminal, a short wizard asks what no flag says (provider; the credentials found and which one
 is used; region and zone; management shape; name; node limits); --yes takes the defaults. Every
@@ -50,6 +53,7 @@ Ctrl-C, skipping the steps done.`
 
   static examples = [
     {description: 'A local cluster with the defaults (4 small nodes)', command: '<%= config.bin %> create --provider local --yes'},
+    {description: 'On a workstation with NVIDIA GPUs: one node with all of a type\'s GPUs, plus 4 small CPU nodes', command: '<%= config.bin %> create --provider local --gpu-nodes all --yes'},
     {description: 'Named, with your own limits and a 2-minute idle time', command: '<%= config.bin %> create --name lab --limits limits.yaml --suspend-time 120 --yes'},
     {description: 'Look at what Terraform would build on AWS, creating nothing', command: '<%= config.bin %> create --provider aws --profile research --region eu-west-2 --name lab --plan-only'},
     {description: 'A Google Cloud cluster with node limits', command: '<%= config.bin %> create --provider google --project my-project --region europe-west2 --zone europe-west2-b --name lab --limits limits.yaml --yes'},
@@ -74,6 +78,11 @@ Ctrl-C, skipping the steps done.`
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
+    'gpu-nodes': Flags.option({
+      options: GPU_NODES,
+      description:
+        "local, on a machine with NVIDIA GPUs: per-gpu (default) makes one node per GPU (local.<type>x1), all one node with all of a type's GPUs (local.<type>x<n>), none no GPU nodes; the wizard asks per GPU type",
+    } as const)(),
     monitoring: Flags.boolean({allowNo: true, description: 'Prometheus, node-exporter and the Slurm collector on the management node, all on loopback (default: on; --no-monitoring leaves them out; fixed once the cluster is made)'}),
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
@@ -100,6 +109,7 @@ Ctrl-C, skipping the steps done.`
       sshTimeoutS: flags['ssh-timeout'],
       suspendTime: flags['suspend-time'],
       monitoring: flags.monitoring,
+      gpuNodes: flags['gpu-nodes'],
       providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],

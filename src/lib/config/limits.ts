@@ -122,6 +122,16 @@ interface PartitionRef {
   path: YamlPath
 }
 
+/** The devices of one machine's GPUs (Gpu.devices) a shape's nodes would use, to find two shapes sharing one. */
+interface DeviceUse {
+  name: string
+  path: YamlPath
+  /** Every device of the shape (its GPU type on this machine). */
+  devices: readonly string[]
+  model: string
+  used: readonly string[]
+}
+
 function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputProblem[]): Limits {
   const limits: Limits = {entries: [], staticNodes: [], partitions: [], settings: {}}
   const root = yaml.node([])
@@ -136,9 +146,11 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
   const topKeys = root.items.map((p) => keyText(p.key) ?? '')
   const extended = topKeys.some((k) => (EXTENDED_KEYS as readonly string[]).includes(k))
   const refs: PartitionRef[] = []
+  const uses: DeviceUse[] = []
 
   if (!extended) {
-    for (const name of topKeys) readShape(yaml, opts, [name], false, limits.entries, refs, problems)
+    for (const name of topKeys) readShape(yaml, opts, [name], false, limits.entries, refs, uses, problems)
+    checkSharedDevices(yaml, uses, problems)
     return limits
   }
 
@@ -160,7 +172,8 @@ function readLimits(yaml: YamlFile, opts: ParseLimitsOptions, problems: InputPro
 
   const shapes = yaml.node(['shapes'])
   if (isMap(shapes)) {
-    for (const p of shapes.items) readShape(yaml, opts, ['shapes', keyText(p.key) ?? ''], true, limits.entries, refs, problems)
+    for (const p of shapes.items) readShape(yaml, opts, ['shapes', keyText(p.key) ?? ''], true, limits.entries, refs, uses, problems)
+    checkSharedDevices(yaml, uses, problems)
   } else if (shapes !== undefined && !isNull(shapes)) {
     problems.push(yaml.problem(['shapes'], `shapes must be a map of shape names to counts, e.g. "c5.xlarge: 4", not ${show(toPlain(yaml, ['shapes']))}`))
   }
@@ -212,11 +225,13 @@ function readShape(
   extended: boolean,
   entries: LimitsEntry[],
   refs: PartitionRef[],
+  uses: DeviceUse[],
   problems: InputProblem[],
 ): void {
   const name = String(path.at(-1))
   const where = yaml.where(path)
-  if (!opts.catalogue.get(name)) {
+  const shape = opts.catalogue.get(name)
+  if (!shape) {
     const guesses = opts.suggest(name)
     problems.push(
       yaml.problem(
@@ -258,6 +273,31 @@ function readShape(
   }
 
   const counts = readCounts(yaml, opts.provider, countPath, name, problems)
+  const machineGpu = shape?.gpu?.devices ? {...shape.gpu, devices: shape.gpu.devices} : undefined
+  if (machineGpu) {
+    if (spec?.gpu) {
+      problems.push(
+        yaml.problem(
+          [...path, 'gpu'],
+          `${name}'s GPUs are this machine's own (${machineGpu.count} ${machineGpu.model}, from ${machineGpu.devices.join(', ')}); remove gpu: — pick another local.${machineGpu.model}x… shape to change the GPUs per node`,
+        ),
+      )
+    }
+    const nodes = counts.reduce((sum, c) => sum + c.count, 0)
+    if (counts.length > 0) {
+      const max = Math.floor(machineGpu.devices.length / machineGpu.count)
+      if (nodes > max) {
+        problems.push(
+          yaml.problem(
+            countPath,
+            `this machine has ${machineGpu.devices.length} ${machineGpu.model} GPU(s): at most ${max} node(s) of ${name} (${machineGpu.count} GPU(s) each); lower the count to ${max}`,
+          ),
+        )
+      } else {
+        uses.push({name, path, devices: machineGpu.devices, model: machineGpu.model, used: machineGpu.devices.slice(0, nodes * machineGpu.count)})
+      }
+    }
+  }
   if (spec) {
     for (const key of ['partitions', 'features'] as const) {
       const list = spec[key]
@@ -281,6 +321,25 @@ function readShape(
     }
     entries.push(entry)
   }
+}
+
+/**
+ * Shapes whose nodes would use the same GPU of this machine (Gpu.devices): each shape's nodes take the devices
+ * from the first, so two shapes of one GPU type always collide; the later one is reported, naming the first.
+ */
+function checkSharedDevices(yaml: YamlFile, uses: readonly DeviceUse[], problems: InputProblem[]): void {
+  uses.forEach((use, i) => {
+    const earlier = uses.slice(0, i).find((u) => u.used.some((d) => use.used.includes(d)))
+    if (!earlier) return
+    const shared = use.used.filter((d) => earlier.used.includes(d))
+    problems.push(
+      yaml.problem(
+        use.path,
+        `${use.name} and ${earlier.name} (${yaml.where(earlier.path)}) would both use ${shared.join(', ')}: ` +
+          `this machine has ${use.devices.length} ${use.model} GPU(s), and a GPU belongs to one node; keep one of the two shapes`,
+      ),
+    )
+  })
 }
 
 /**

@@ -13,6 +13,13 @@ export interface Gpu {
    * The image build installs it when a shape of the cluster has this flag (images/gpu.ts).
    */
   nvswitch?: true
+  /**
+   * Device files of the very GPUs this shape uses, on this machine (local catalogue only; clouds give every
+   * node its own GPUs). Sorted by device minor; node k (1-based) of a group gets
+   * devices.slice((k-1)*count, k*count), so a group may have at most devices.length / count nodes, and
+   * two groups with the same devices may not both be configured. gres.conf gets one line per node.
+   */
+  devices?: readonly string[]
 }
 
 export interface Shape {

@@ -114,19 +114,33 @@ export interface BuildOptions {
   sharedNodeAddress?: SlurmProfile['sharedNodeAddress']
 }
 
+/**
+ * Nodes sharing one address: each shape has its own range of ports, in catalogue order, so growing one
+ * group never moves another group's ports (which would redefine nodes that may be running). A shape has
+ * MAX_COUNT ports, or as many as its nodes can be when its GPUs are one machine's devices (at most
+ * devices / GPUs per node): a handful of GPU shapes after the CPU ones still ends far below port 65,535.
+ */
+export function shapePortOffsets(catalogue: ShapeCatalogue): Map<string, number> {
+  const offsets = new Map<string, number>()
+  let next = 0
+  for (const name of catalogue.names()) {
+    offsets.set(name, next)
+    const gpu = catalogue.get(name)?.gpu
+    next += gpu?.devices ? Math.max(1, Math.floor(gpu.devices.length / gpu.count)) : MAX_COUNT
+  }
+  return offsets
+}
+
 export function buildNodeGroups(limits: Limits, opts: BuildOptions): {groups: NodeGroup[]; staticNodes: StaticNode[]; partitions: PartitionDef[]} {
   const partitionSpecs: PartitionSpec[] =
     limits.partitions.length > 0 ? limits.partitions : [{name: DEFAULT_PARTITION, default: true, options: {}}]
   const defaultPartition = (partitionSpecs.find((p) => p.default) ?? partitionSpecs[0]).name
 
   const shared = opts.sharedNodeAddress
-  const shapeNames = shared ? opts.catalogue.names() : []
+  const portOffsets = shared ? shapePortOffsets(opts.catalogue) : new Map<string, number>()
   const groups = limits.entries.map((entry) => {
     const group = toGroup(entry, opts, defaultPartition)
-    // Each shape has its own range of ports (its index in the catalogue × MAX_COUNT from the first),
-    // so growing one group never moves another group's ports (which would redefine nodes that may be
-    // running).
-    if (shared) group.sharedAddress = {addr: shared.addr, firstPort: shared.firstPort + shapeNames.indexOf(entry.shape) * MAX_COUNT}
+    if (shared) group.sharedAddress = {addr: shared.addr, firstPort: shared.firstPort + portOffsets.get(entry.shape)!}
     return group
   })
 

@@ -5,7 +5,8 @@ import {posix} from 'node:path'
 import {CitcError} from '../errors.js'
 import {parseConfLine, parseConfLines} from './conf-parse.js'
 import {isBlockKey, isConditionalBlockKey} from './managed-keys.js'
-import type {NodeGroup, PartitionDef, StaticNode} from './nodes.js'
+import {nodeName, type NodeGroup, type PartitionDef, type StaticNode} from './nodes.js'
+import {compressHostlist} from './hostlist.js'
 import type {PowerTimings, SlurmProfile} from './profile.js'
 
 const START_MARKER = '# STARTNODES'
@@ -153,15 +154,35 @@ function partitionLine(p: PartitionDef): string {
   return parts.join(' ')
 }
 
-/** gres.conf: citc owns the whole file. One line per GPU group; empty (a comment) without GPUs. */
+/**
+ * gres.conf: citc owns the whole file. One line per GPU group; empty (a comment) without GPUs.
+ * A cloud node has its own GPUs, so every node of a group has /dev/nvidia0… A group whose GPUs are devices
+ * of one shared machine (gpu.devices, the local provider) gets one line per node instead: node k has its own
+ * slice of the devices, and the local node driver reads that line back to give the node only those.
+ */
 export function renderGresConf(groups: NodeGroup[]): string {
   const lines = ['# Managed by citc (`citc finish`): one line per GPU node group.']
   for (const g of groups) {
     if (!g.gpu) continue
+    if (g.gpu.devices) {
+      for (let k = 1; k <= g.count; k++) {
+        lines.push(`NodeName=${nodeName(g.prefix, k)} Name=gpu Type=${g.gpu.model} File=${nodeDevices(g, k)}`)
+      }
+      continue
+    }
     const devices = g.gpu.count === 1 ? '/dev/nvidia0' : `/dev/nvidia[0-${g.gpu.count - 1}]`
     lines.push(`NodeName=${g.hostlist} Name=gpu Type=${g.gpu.model} File=${devices}`)
   }
   return lines.join('\n') + '\n'
+}
+
+/** Node k's (1-based) own devices of a group on shared GPUs, as one File= value (/dev/nvidia[0,2]). */
+function nodeDevices(g: NodeGroup, k: number): string {
+  const {count, devices = []} = g.gpu!
+  const mine = devices.slice((k - 1) * count, k * count)
+  // parseLimits refuses more nodes than the devices allow; reaching this is a bug, not bad input.
+  if (mine.length !== count) throw new Error(`internal: ${g.shape} has ${devices.length} GPU device(s), too few for node ${k} of ${g.count}`)
+  return compressHostlist(mine)
 }
 
 /** What the management playbook decided; the part of slurm.conf outside the managed block. */

@@ -24,8 +24,9 @@ export const localModule: ProviderModule<'local', LocalNodeConfig> = {
     nodesRegisterAddress: false,
     // Without systemd or cgroups in the nodes' namespaces, processes are tracked the simple way.
     plugins: {proctrack: 'proctrack/linuxproc', task: 'task/none', jobacctGather: 'jobacct_gather/none'},
-    // Every node is a slurmd on this machine with its own port. The catalogue has three shapes, each a
-    // range of 9,999 ports from here: the last port is below 47,000.
+    // Every node is a slurmd on this machine with its own port. The catalogue has three CPU shapes, each a
+    // range of 9,999 ports from here (below 47,000), then GPU shapes with a port per GPU at most
+    // (slurm/nodes.ts shapePortOffsets).
     sharedNodeAddress: {addr: '127.0.0.1', firstPort: 17_001},
   },
   doctorTools: [

@@ -8,14 +8,22 @@
 // - memory is at most half of the host's, leaving the rest to slurmctld, slurmdbd and the jobs' neighbours.
 // local.small: 1 core, 512 MiB; local.medium: 2 cores (1 on a one-core host), 1024 MiB;
 // local.large: every physical core, half the host's memory.
+//
+// With NVIDIA GPUs (gpus.ts), per GPU type T with n GPUs: local.Tx1 — one GPU per node, up to n nodes, each
+// with its share of the cores and of the memory cap (divided by the number of GPUs of every type, so that
+// one node per GPU fits the host together) — and, when n ≥ 2, local.Txn — all n GPUs in one node, every
+// core, the whole cap. A GPU shape's gpu.devices lists this machine's device files; gres.conf gives node k
+// of a group its own slice of them.
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import os from 'node:os'
 import {join} from 'node:path'
 
 import {fixedCatalogue, toShape} from '../../shapes/table.js'
-import type {Arch, ShapeCatalogue} from '../../shapes/types.js'
+import type {Arch, Shape, ShapeCatalogue} from '../../shapes/types.js'
+import {detectGpus, type LocalGpu} from './gpus.js'
 
-const LOCAL_SOURCE = 'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology), read at run time'
+const LOCAL_SOURCE =
+  'this machine (os.cpus, os.totalmem, /sys/devices/system/cpu topology, /proc/driver/nvidia/gpus), read at run time'
 
 export interface LocalHost {
   /** Logical CPUs (hardware threads). */
@@ -24,6 +32,8 @@ export interface LocalHost {
   /** Physical cores; defaults to `cpus` when a host is given, detected otherwise. */
   cores?: number
   arch?: Arch
+  /** This machine's NVIDIA GPUs, sorted by device minor; none when absent (detected when no host is given). */
+  gpus?: LocalGpu[]
 }
 
 /** Node's name for the CPU architecture, as citc's. Anything that is not arm64 is treated as x86_64. */
@@ -31,11 +41,17 @@ export function archOf(nodeArch: string): Arch {
   return nodeArch === 'arm64' ? 'arm64' : 'x86_64'
 }
 
-/** This machine: logical CPUs, physical cores, memory in MiB, architecture. */
-export function detectHost(sysCpuDir = '/sys/devices/system/cpu'): Required<LocalHost> {
+/** This machine: logical CPUs, physical cores, memory in MiB, architecture, NVIDIA GPUs (under gpuRoot). */
+export function detectHost(sysCpuDir = '/sys/devices/system/cpu', gpuRoot?: string): Required<LocalHost> {
   const cpus = Math.max(1, os.cpus().length || os.availableParallelism())
   const cores = physicalCores(sysCpuDir) ?? cpus
-  return {cpus, cores: Math.min(cores, cpus), memoryMiB: Math.floor(os.totalmem() / 1024 / 1024), arch: archOf(os.arch())}
+  return {
+    cpus,
+    cores: Math.min(cores, cpus),
+    memoryMiB: Math.floor(os.totalmem() / 1024 / 1024),
+    arch: archOf(os.arch()),
+    gpus: detectGpus(gpuRoot),
+  }
 }
 
 /** Distinct (package, core) pairs under /sys/devices/system/cpu, or undefined where that is not readable. */
@@ -78,6 +94,40 @@ export function localCatalogue(host?: LocalHost): ShapeCatalogue {
   const shapes = sizes.map(([name, n, memoryMiB]) =>
     toShape({name, vcpus: n, memoryMiB, threadsPerCore: 1, arch, maxVcpusPerSocket: n}, localRealMemory),
   )
-  const source = `${LOCAL_SOURCE}: ${cores} core(s), ${cpus} CPU(s), ${hostMiB} MiB, ${arch}`
+  const gpus = h.gpus ?? []
+  shapes.push(...gpuShapes(gpus, cores, cap, arch))
+  const source = `${LOCAL_SOURCE}: ${cores} core(s), ${cpus} CPU(s), ${hostMiB} MiB, ${arch}, ${describeGpus(gpus)}`
   return fixedCatalogue('local', source, () => shapes)
+}
+
+/** The GPU types of a GPU list, in order of first appearance (lowest device minor first), with their GPUs. */
+export function gpusByType(gpus: readonly LocalGpu[]): Map<string, LocalGpu[]> {
+  const byType = new Map<string, LocalGpu[]>()
+  for (const g of gpus) byType.set(g.type, [...(byType.get(g.type) ?? []), g])
+  return byType
+}
+
+/** local.<type>x1 and, for two or more GPUs of a type, local.<type>x<n>; none without GPUs. */
+function gpuShapes(gpus: readonly LocalGpu[], cores: number, cap: number, arch: Arch): Shape[] {
+  if (gpus.length === 0) return []
+  // One node per GPU of every type must fit the host together: each gets its share of cores and memory.
+  const perGpuCores = Math.max(1, Math.floor(cores / gpus.length))
+  const perGpuMiB = Math.max(1, Math.floor(cap / gpus.length))
+  const shapes: Shape[] = []
+  for (const [type, list] of gpusByType(gpus)) {
+    const devices = list.map((g) => g.device)
+    const one = (name: string, n: number, memoryMiB: number, count: number) =>
+      toShape(
+        {name, vcpus: n, memoryMiB, threadsPerCore: 1, arch, maxVcpusPerSocket: n, gpu: {count, model: type, devices: Object.freeze(devices)}},
+        localRealMemory,
+      )
+    shapes.push(one(`local.${type}x1`, perGpuCores, perGpuMiB, 1))
+    if (list.length >= 2) shapes.push(one(`local.${type}x${list.length}`, cores, cap, list.length))
+  }
+  return shapes
+}
+
+function describeGpus(gpus: readonly LocalGpu[]): string {
+  if (gpus.length === 0) return 'no NVIDIA GPU'
+  return [...gpusByType(gpus)].map(([type, list]) => `${list.length} ${type} GPU(s) (${list.map((g) => g.device).join(', ')})`).join(', ')
 }

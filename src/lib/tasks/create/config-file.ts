@@ -8,7 +8,7 @@ import {CLUSTER_NAME} from '../../cluster/schema.js'
 import {byPosition, parseYamlDocument, zodProblems, type YamlFile} from '../../config/yaml.js'
 import {InvalidInputError} from '../../errors.js'
 import {PROVIDER_MODULES, PROVIDER_NAMES, type Provider} from '../../providers/registry.js'
-import {IMAGE_OS, type CreateSettings} from './create-request.js'
+import {GPU_NODES, IMAGE_OS, type CreateSettings} from './create-request.js'
 
 /** The cloud providers' own string flags (--project, --profile, --tenancy …), as config file keys. */
 const providerConfigKeys = Object.fromEntries(
@@ -31,6 +31,7 @@ export const clusterConfigSchema = z.strictObject({
   limits: z.string().min(1).optional(),
   'suspend-time': z.number().int().min(10).optional(),
   monitoring: z.boolean().optional(),
+  'gpu-nodes': z.enum(GPU_NODES).optional(),
 })
 export type ClusterConfig = z.output<typeof clusterConfigSchema>
 const CONFIG_KEYS = Object.keys(clusterConfigSchema.shape)
@@ -88,6 +89,7 @@ export function withConfig(flags: CreateSettings, config?: LoadedConfig): Create
     sshTimeoutS: flags.sshTimeoutS, // not a config key: how long this run waits
     suspendTime: flags.suspendTime ?? c['suspend-time'],
     monitoring: flags.monitoring ?? c.monitoring,
+    gpuNodes: flags.gpuNodes ?? c['gpu-nodes'],
     providerFlags,
   }
 }

@@ -14,6 +14,13 @@ export const DEFAULT_SSH_TIMEOUT_S = 600
 /** The management node's OS choices (--image-os). */
 export const IMAGE_OS = ['ubuntu-24.04', 'debian-12'] as const satisfies readonly ImageOs[]
 
+/**
+ * --gpu-nodes: how a local cluster's nodes get this machine's GPUs: one node per GPU, one node with all of
+ * a type's GPUs, or no GPU nodes.
+ */
+export const GPU_NODES = ['per-gpu', 'all', 'none'] as const
+export type GpuNodes = (typeof GPU_NODES)[number]
+
 /** The providers' own flags (--project, --key-file, --force …), by the name their module declares. */
 export type ProviderFlagValues = Readonly<Record<string, string | boolean | undefined>>
 
@@ -30,6 +37,8 @@ export interface CreateSettings {
   suspendTime?: number
   /** --monitoring / --no-monitoring; undefined: not given (on for a new cluster). */
   monitoring?: boolean
+  /** --gpu-nodes (local clusters on a machine with GPUs); undefined: not given (the wizard asks, else per-gpu). */
+  gpuNodes?: GpuNodes
   providerFlags: ProviderFlagValues
 }
 
@@ -61,6 +70,7 @@ export const SETTING_FLAGS = {
   sshTimeoutS: 'ssh-timeout',
   suspendTime: 'suspend-time',
   monitoring: 'monitoring',
+  gpuNodes: 'gpu-nodes',
 } as const satisfies Record<SettingField, string>
 
 const FIELD_OF_FLAG = new Map<string, SettingField>(Object.entries(SETTING_FLAGS).map(([field, flag]) => [flag, field as SettingField]))

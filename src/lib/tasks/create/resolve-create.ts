@@ -15,7 +15,7 @@ import type {DiscoveryContext} from '../../providers/cloud-inputs.js'
 import {isCloud, PROVIDER_MODULES, providerModule, type CloudProvider, type Provider} from '../../providers/registry.js'
 import type {CreateCloudOptions} from './create-cloud.js'
 import {discoveryContext, resolveCloudCreate} from './cloud-wizard.js'
-import {loadClusterConfig, withConfig} from './config-file.js'
+import {loadClusterConfig, withConfig, type LoadedConfig} from './config-file.js'
 import type {CreateLocalInput} from './create-local.js'
 import {DEFAULT_SSH_TIMEOUT_S, givenFlag, type CreateRequest} from './create-request.js'
 import {resolveLocalCreate} from './local-wizard.js'
@@ -72,18 +72,25 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
       message: `cluster ${existing.name} exists and was created ${was}; it is fixed once made: leave it out to continue the cluster, or destroy it and create it again`,
     })
   }
+  // Clouds have no GPUs of this machine to share out: their GPU shapes are named in the limits file.
+  if (given.gpuNodes !== undefined && providerModule(provider).managementNode !== 'this-machine') {
+    unusable.push({...gpuNodesFrom(request, config), message: `is for the local provider (this machine's GPUs), not ${provider}: leave it out, and name GPU shapes in the limits file`})
+  }
   if (unusable.length > 0) throw new InvalidInputError(unusable)
 
   if (providerModule(provider).managementNode === 'this-machine') {
     if (request.planOnly) throw usageError(`--plan-only is for cloud providers (there is no Terraform plan for ${provider})`)
     const {sshPort, citcPrefix, playbook, imageRoot} = request.standIn
     if (sshPort || citcPrefix || playbook || imageRoot) throw usageError("--stand-in's managementNode is for cloud providers")
+    // A local cluster that exists keeps the limits it was made with, unless this run gives some.
+    const stored = given.limitsFile ? undefined : existing ? storedLimits(registry.paths(existing.name).dir) : undefined
     const input = await resolveLocalCreate(io, {
       name,
-      // A local cluster that exists keeps the limits it was made with, unless this run gives some.
-      limitsFile: given.limitsFile ?? (existing ? storedLimits(registry.paths(existing.name).dir) : undefined),
+      limitsFile: given.limitsFile ?? stored,
+      limitsStored: stored !== undefined,
       suspendTime: given.suspendTime,
       monitoring: given.monitoring,
+      ...(given.gpuNodes === undefined ? {} : {gpuNodes: {value: given.gpuNodes, from: gpuNodesFrom(request, config)}}),
       resume: request.resume,
       force: given.providerFlags.force === true,
     })
@@ -125,6 +132,11 @@ function clusterMeant(registry: ClusterRegistry, named: string | undefined, resu
     throw usageError(name ? `no cluster named "${name}" to continue` : 'no cluster to continue: say which with --name', 'see `citc cluster list`')
   }
   return {name, existing}
+}
+
+/** Where --gpu-nodes was given: the flag, else the config file's line. */
+function gpuNodesFrom(request: CreateRequest, config: LoadedConfig | undefined): {where: string; path?: string} {
+  return request.gpuNodes === undefined && config ? {where: config.yaml.where(['gpu-nodes']), path: 'gpu-nodes'} : {where: '--gpu-nodes'}
 }
 
 /** The limits a local cluster was made with (kept in its state dir), if any. */
