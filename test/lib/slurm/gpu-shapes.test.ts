@@ -2,6 +2,9 @@
 // slurm.conf and gres.conf, snapshotted, and read back by Slurm's own parsers: slurm.conf by scontrol,
 // gres.conf by `slurmd -G` (prints the GPUs slurmd would register for one node, then exits; no daemon).
 //
+// The local catalogue's GPU shapes (this machine's GPUs, a stand-in list) give one gres.conf line per node,
+// each with its own devices; slurmd -G reads each node's line back.
+//
 // slurmd stats every File= of gres.conf and waits for a missing one, so for `slurmd -G` the test points
 // /dev/nvidiaN at links to /dev/null in a temp dir (a character device, as the real ones are): the lines
 // are otherwise byte for byte the rendered ones, and the Count slurmd reports is what it parsed.
@@ -15,6 +18,8 @@ import type {Limits} from '../../../src/lib/slurm/limits-types.js'
 import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import {generateConfig} from '../../../src/lib/slurm/generate.js'
 import {nodeName} from '../../../src/lib/slurm/nodes.js'
+import type {LocalGpu} from '../../../src/lib/providers/local/gpus.js'
+import {localCatalogue} from '../../../src/lib/providers/local/shapes.js'
 import {defaultElasticSettings} from '../../../src/lib/slurm/render.js'
 import {providerModule} from '../../../src/lib/providers/registry.js'
 
@@ -115,5 +120,66 @@ describe.each(cases)('$provider GPU shapes', ({provider, entries, gres}) => {
       expect(out).toContain(`Gres ${gres[group.prefix]} `)
       expect(out).not.toMatch(/fatal|not a valid character/)
     }
+  })
+})
+
+describe('local GPU shapes: this machine\'s devices, one line per node', () => {
+  // 4 H100 at minors 0, 2, 3, 5 and an L4 at minor 1 (minors need not follow the bus order or be contiguous).
+  const gpu = (type: string, minor: number): LocalGpu => ({modelName: `NVIDIA ${type.toUpperCase()}`, type, minor, device: `/dev/nvidia${minor}`, bus: `0000:${minor}:00.0`})
+  const catalogue = localCatalogue({cpus: 16, cores: 8, memoryMiB: 65536, arch: 'x86_64', gpus: [gpu('h100', 0), gpu('l4', 1), gpu('h100', 2), gpu('h100', 3), gpu('h100', 5)]})
+  const generateLocal = (entries: Array<[string, number]>) =>
+    generateConfig({
+      provider: 'local',
+      slurm: providerModule('local').slurm,
+      clusterId: 'ws',
+      limits: {...limits([]), entries: entries.map(([shape, count]) => ({shape, count, where: 'limits.yaml:1:1'}))},
+      catalogue,
+      elastic: defaultElasticSettings(providerModule('local').slurm.power),
+      base: {clusterId: 'ws', provider: 'local', controllerHost: 'ws-mgmt', slurmUser: 'root', accounting: false},
+    })
+
+  it('one node per GPU: each node its own /dev/nvidiaN; slurmd -G finds one GPU of the right type on each', async () => {
+    const g = generateLocal([['local.small', 2], ['local.h100x1', 4], ['local.l4x1', 1]])
+    await expect(g.slurmConf).toMatchFileSnapshot('__snapshots__/gpu-local.slurm.conf')
+    await expect(g.gresConf).toMatchFileSnapshot('__snapshots__/gpu-local.gres.conf')
+    expect(g.gresConf.split('\n').filter((l) => l.startsWith('NodeName='))).toEqual([
+      'NodeName=ws-local-h100x1-0001 Name=gpu Type=h100 File=/dev/nvidia0',
+      'NodeName=ws-local-h100x1-0002 Name=gpu Type=h100 File=/dev/nvidia2',
+      'NodeName=ws-local-h100x1-0003 Name=gpu Type=h100 File=/dev/nvidia3',
+      'NodeName=ws-local-h100x1-0004 Name=gpu Type=h100 File=/dev/nvidia5',
+      'NodeName=ws-local-l4x1-0001 Name=gpu Type=l4 File=/dev/nvidia1',
+    ])
+    expect(g.slurmConf).toContain('Gres=gpu:h100:1')
+    const r = scontrolReads(g.slurmConf)
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    for (const [node, minor] of [['ws-local-h100x1-0001', 0], ['ws-local-h100x1-0004', 5]] as const) {
+      const out = slurmdGres(g.slurmConf, g.gresConf, node)
+      expect(out).toContain('Gres Name=gpu Type=h100 Count=1 ')
+      expect(out).toContain(`${devDir}/nvidia${minor}`)
+      expect(out).not.toMatch(/fatal|not a valid character/)
+    }
+    expect(slurmdGres(g.slurmConf, g.gresConf, 'ws-local-l4x1-0001')).toContain('Gres Name=gpu Type=l4 Count=1 ')
+  })
+
+  it('all GPUs in one node: one File= list of its devices; slurmd -G counts all four', () => {
+    const g = generateLocal([['local.h100x4', 1]])
+    expect(g.gresConf).toContain('NodeName=ws-local-h100x4-0001 Name=gpu Type=h100 File=/dev/nvidia[0,2-3,5]\n')
+    expect(g.slurmConf).toContain('Gres=gpu:h100:4')
+    expect(scontrolReads(g.slurmConf).status).toBe(0)
+    const out = slurmdGres(g.slurmConf, g.gresConf, 'ws-local-h100x4-0001')
+    expect(out).toContain('Gres Name=gpu Type=h100 Count=4 ')
+    expect(out).not.toMatch(/fatal|not a valid character/)
+  })
+
+  it('GPU shapes get small port ranges after the CPU shapes\', whose ports do not move', () => {
+    const g = generateLocal([['local.small', 1], ['local.large', 1], ['local.h100x1', 4], ['local.h100x4', 1], ['local.l4x1', 1]])
+    expect(g.groups.map((x) => [x.shape, x.sharedAddress?.firstPort])).toEqual([
+      ['local.small', 17_001],
+      ['local.large', 17_001 + 2 * 9999],
+      ['local.h100x1', 17_001 + 3 * 9999],
+      ['local.h100x4', 17_001 + 3 * 9999 + 4],
+      ['local.l4x1', 17_001 + 3 * 9999 + 5],
+    ])
   })
 })

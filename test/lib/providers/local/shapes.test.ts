@@ -4,7 +4,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import type {LocalGpu} from '../../../../src/lib/providers/local/gpus.js'
 import {archOf, detectHost, localCatalogue, physicalCores} from '../../../../src/lib/providers/local/shapes.js'
+import {standInGpuRoot} from '../../../doubles/nvidia-gpus.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-shapes-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -75,5 +77,44 @@ describe('local catalogue', () => {
       expect(cores * s.threadsPerCore, name).toBeLessThanOrEqual(hwThreads)
       expect(s.realMemoryMiB, name).toBeLessThanOrEqual(hwMemory)
     }
+  })
+})
+
+const gpu = (type: string, minor: number): LocalGpu => ({modelName: `NVIDIA ${type.toUpperCase()}`, type, minor, device: `/dev/nvidia${minor}`, bus: `0000:${minor}:00.0`})
+
+describe('local GPU shapes', () => {
+  it('no GPU: no GPU shape, and the source says so', () => {
+    const c = localCatalogue({cpus: 8, cores: 4, memoryMiB: 16384, gpus: []})
+    expect(c.names()).toEqual(['local.small', 'local.medium', 'local.large'])
+    expect(c.source).toMatch(/no NVIDIA GPU$/)
+  })
+
+  it('4 GPUs of one type: local.h100x1 (a quarter of the cores and of the cap each) and local.h100x4 (all)', () => {
+    const c = localCatalogue({cpus: 64, cores: 32, memoryMiB: 512 * 1024, gpus: [0, 1, 2, 3].map((m) => gpu('h100', m))})
+    expect(c.names()).toEqual(['local.small', 'local.medium', 'local.large', 'local.h100x1', 'local.h100x4'])
+    const devices = ['/dev/nvidia0', '/dev/nvidia1', '/dev/nvidia2', '/dev/nvidia3']
+    expect(c.get('local.h100x1')).toMatchObject({sockets: 1, coresPerSocket: 8, threadsPerCore: 1, memoryMiB: 65536, realMemoryMiB: 65536, gpu: {count: 1, model: 'h100', devices}})
+    expect(c.get('local.h100x4')).toMatchObject({sockets: 1, coresPerSocket: 32, threadsPerCore: 1, memoryMiB: 262144, gpu: {count: 4, model: 'h100', devices}})
+    // The CPU shapes are as without GPUs.
+    expect(c.get('local.large')).toMatchObject({coresPerSocket: 32, memoryMiB: 262144})
+    expect(c.get('local.small')).toMatchObject({coresPerSocket: 1, memoryMiB: 512})
+    expect(c.source).toContain('4 h100 GPU(s) (/dev/nvidia0, /dev/nvidia1, /dev/nvidia2, /dev/nvidia3)')
+  })
+
+  it('two types: shares divide by every GPU; one GPU of a type has no xN shape; never below one core', () => {
+    const c = localCatalogue({cpus: 2, cores: 2, memoryMiB: 3000, gpus: [gpu('rtx4090', 0), gpu('a100', 1), gpu('rtx4090', 2)]})
+    expect(c.names()).toEqual(['local.small', 'local.medium', 'local.large', 'local.rtx4090x1', 'local.rtx4090x2', 'local.a100x1'])
+    // 2 cores / 3 GPUs → 1 core; 1500 MiB cap / 3 → 500 MiB.
+    expect(c.get('local.rtx4090x1')).toMatchObject({coresPerSocket: 1, memoryMiB: 500, gpu: {count: 1, model: 'rtx4090', devices: ['/dev/nvidia0', '/dev/nvidia2']}})
+    expect(c.get('local.rtx4090x2')).toMatchObject({coresPerSocket: 2, memoryMiB: 1500, gpu: {count: 2, model: 'rtx4090', devices: ['/dev/nvidia0', '/dev/nvidia2']}})
+    expect(c.get('local.a100x1')).toMatchObject({coresPerSocket: 1, memoryMiB: 500, gpu: {count: 1, model: 'a100', devices: ['/dev/nvidia1']}})
+    expect(c.get('local.a100x2')).toBeUndefined()
+  })
+
+  it('detectHost reads the GPUs under gpuRoot', () => {
+    const r = standInGpuRoot([{model: 'NVIDIA L40S', minor: 1}, {model: 'NVIDIA L40S', minor: 0}], dir)
+    const host = detectHost(undefined, r)
+    expect(host.gpus.map((g) => [g.type, g.device])).toEqual([['l40s', '/dev/nvidia0'], ['l40s', '/dev/nvidia1']])
+    expect(localCatalogue(host).names()).toContain('local.l40sx2')
   })
 })

@@ -12,9 +12,12 @@ import {CitcError, InvalidInputError} from '../../../../src/lib/errors.js'
 import type {Io} from '../../../../src/lib/io.js'
 import type {CreateRequest} from '../../../../src/lib/tasks/create/create-request.js'
 import {resolveCreate, type CreatePlan} from '../../../../src/lib/tasks/create/resolve-create.js'
+import {standInGpuRoot} from '../../../doubles/nvidia-gpus.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-resolve-create-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
+// This machine's GPUs are a stand-in's: none, unless a test says otherwise (the defaults depend on them).
+const noGpus = standInGpuRoot([], root)
 const io: Io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: false, renderer: 'silent'}
 const FINGERPRINT = `SHA256:${'A'.repeat(43)}`
 
@@ -22,6 +25,7 @@ let dataDir: string
 let n = 0
 beforeEach(() => {
   vi.stubEnv('CITC_DATA_DIR', '') // the registry under the test's own data directory
+  vi.stubEnv('CITC_GPU_ROOT', noGpus)
   dataDir = join(root, `data-${++n}`)
 })
 
@@ -207,5 +211,51 @@ describe('--no-monitoring (issue #21)', () => {
     writeFileSync(file, 'name: quiet\nmonitoring: true\n')
     const on = (await refusal(plan({configFile: file}))) as InvalidInputError
     expect(on.problems).toEqual([{where: `${file}:2:1`, path: 'monitoring', message: expect.stringMatching(/^cluster quiet exists and was created with --no-monitoring;/)}])
+  })
+})
+
+describe('--gpu-nodes (issue #22): this machine\'s GPUs as local nodes', () => {
+  const h100s = (n: number) => Array.from({length: n}, (_, minor) => ({model: 'NVIDIA H100 80GB HBM3', minor}))
+  const useGpus = (gpus: Parameters<typeof standInGpuRoot>[0]) => vi.stubEnv('CITC_GPU_ROOT', standInGpuRoot(gpus, root))
+
+  it('without a terminal: local.small: 4 and one node per GPU of every type; or all in one node; or none', async () => {
+    useGpus([...h100s(4), {model: 'NVIDIA L4', minor: 4}])
+    expect(local(await plan({}))).toMatchObject({limitsText: 'local.small: 4\nlocal.h100x1: 4\nlocal.l4x1: 1\n', limitsFile: '(default limits)'})
+    expect(local(await plan({gpuNodes: 'all'})).limitsText).toBe('local.small: 4\nlocal.h100x4: 1\nlocal.l4x1: 1\n')
+    expect(local(await plan({gpuNodes: 'none'})).limitsText).toBe('local.small: 4\n')
+  })
+
+  it('from the config file; the flag wins', async () => {
+    useGpus(h100s(2))
+    const file = join(root, `cfg-gpu-${n}.yaml`)
+    writeFileSync(file, 'name: ws\ngpu-nodes: all\n')
+    expect(local(await plan({configFile: file})).limitsText).toBe('local.small: 4\nlocal.h100x2: 1\n')
+    expect(local(await plan({configFile: file, gpuNodes: 'per-gpu'})).limitsText).toBe('local.small: 4\nlocal.h100x1: 2\n')
+    writeFileSync(file, 'name: ws\ngpu-nodes: some\n')
+    expect(((await refusal(plan({configFile: file}))) as InvalidInputError).problems[0]).toMatchObject({where: `${file}:2:1`, path: 'gpu-nodes'})
+  })
+
+  it('is refused on a machine without GPUs, at the flag or at its line in the file', async () => {
+    const e = (await refusal(plan({gpuNodes: 'per-gpu'}))) as InvalidInputError
+    expect(e.problems).toEqual([{where: '--gpu-nodes', message: `this machine has no NVIDIA GPU (none listed in ${noGpus}/proc/driver/nvidia/gpus): leave it out`}])
+    const file = join(root, `cfg-gpu-none-${n}.yaml`)
+    writeFileSync(file, 'name: ws\ngpu-nodes: all\n')
+    expect(((await refusal(plan({configFile: file}))) as InvalidInputError).problems).toEqual([
+      {where: `${file}:2:1`, path: 'gpu-nodes', message: expect.stringMatching(/^this machine has no NVIDIA GPU/)},
+    ])
+  })
+
+  it('is refused for a cloud provider, and with a limits file (given, or the one an existing cluster keeps)', async () => {
+    useGpus(h100s(2))
+    expect(((await refusal(plan({provider: 'aws', name: 'c', gpuNodes: 'all'}))) as InvalidInputError).problems).toEqual([
+      {where: '--gpu-nodes', message: 'is for the local provider (this machine\'s GPUs), not aws: leave it out, and name GPU shapes in the limits file'},
+    ])
+    const limits = join(root, `limits-gpu-${n}.yaml`)
+    writeFileSync(limits, 'local.small: 1\n')
+    expect(((await refusal(plan({limitsFile: limits, gpuNodes: 'all'}))) as InvalidInputError).problems[0].message).toMatch(/^the limits file \(.*\) says which nodes there are: leave it out/)
+    addLocal('kept', 'creating')
+    const dir = clusterRegistry(dataDir).paths('kept').dir
+    writeFileSync(join(dir, 'limits.yaml'), 'local.small: 1\n')
+    expect(((await refusal(plan({name: 'kept', resume: true, gpuNodes: 'all'}))) as InvalidInputError).problems[0].message).toMatch(/^cluster kept keeps the limits it was made with/)
   })
 })
