@@ -62,7 +62,8 @@ describe('parseGpuInformation', () => {
 describe('detectGpus', () => {
   it('lists the usable GPUs sorted by minor, leaving out excluded ones and odd directories, without throwing', () => {
     const r = root([
-      {model: 'NVIDIA H100 80GB HBM3', minor: 2},
+      // Bus order is not minor order: the list is by minor (node k gets the k-th device).
+      {model: 'NVIDIA H100 80GB HBM3', minor: 2, bus: '0000:01:00.0'},
       {model: 'NVIDIA H100 80GB HBM3', minor: 0},
       {model: 'NVIDIA H100 80GB HBM3', minor: 1, excluded: true},
       {model: 'NVIDIA L40S', minor: 3, bus: '0000:a1:00.0'},
@@ -75,7 +76,7 @@ describe('detectGpus', () => {
     writeFileSync(join(dir, 'stray-file'), 'x')
     expect(detectGpus(r)).toEqual([
       {modelName: 'NVIDIA H100 80GB HBM3', type: 'h100', minor: 0, device: '/dev/nvidia0', bus: '0000:17:00.0'},
-      {modelName: 'NVIDIA H100 80GB HBM3', type: 'h100', minor: 2, device: '/dev/nvidia2', bus: '0000:19:00.0'},
+      {modelName: 'NVIDIA H100 80GB HBM3', type: 'h100', minor: 2, device: '/dev/nvidia2', bus: '0000:01:00.0'},
       {modelName: 'NVIDIA L40S', type: 'l40s', minor: 3, device: '/dev/nvidia3', bus: '0000:a1:00.0'},
     ])
   })
