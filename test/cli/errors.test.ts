@@ -84,6 +84,27 @@ describe('usage errors: exit 2', () => {
   })
 })
 
+describe('create --gpu-nodes (issue #22): refused before anything is made', () => {
+  it('a value that is not per-gpu, all or none; a cloud provider; a machine without GPUs', async () => {
+    // No GPUs here, whatever this machine has: an empty stand-in gpuRoot.
+    const env = {CITC_GPU_ROOT: sandbox.tmp}
+    const [bad, cloud, none] = await Promise.all([
+      bothWays(['create', '--provider', 'local', '--gpu-nodes', 'some', '--yes'], env),
+      bothWays(['create', '--provider', 'aws', '--name', 'gpus', '--gpu-nodes', 'all', '--yes'], env),
+      // A limits file that does not exist: were the refusal missing, create would stop there, making nothing.
+      bothWays(['create', '--provider', 'local', '--name', 'gpus', '--gpu-nodes', 'all', '--limits', join(sandbox.tmp, 'missing.yaml'), '--yes'], env),
+    ])
+    expect([bad.plain.code, bad.doc.error.kind]).toEqual([EXIT_CODES.usage, 'usage'])
+    expect(bad.doc.error.message).toMatch(/some/)
+    expect([cloud.plain.code, cloud.doc.error.message]).toEqual([
+      EXIT_CODES.invalidInput,
+      "--gpu-nodes: is for the local provider (this machine's GPUs), not aws: leave it out, and name GPU shapes in the limits file",
+    ])
+    expect(none.plain.code).toBe(EXIT_CODES.invalidInput)
+    expect(none.doc.error.message).toBe(`--gpu-nodes: this machine has no NVIDIA GPU (none listed in ${sandbox.tmp}/proc/driver/nvidia/gpus): leave it out`)
+  })
+})
+
 describe('unknown commands: exit 2 with the closest command', () => {
   it('a word that is no command: Error/Try, or one JSON error document', async () => {
     const {plain, doc} = await bothWays(['frobnicate'])
