@@ -356,16 +356,16 @@ describe('a local cluster, end to end', () => {
   }, 240_000)
 
   it('a GPU workstation (stand-in GPUs): a node per GPU, each job sees its own GPU only and the host’s driver user-space; Slurm refuses gpu:2 on them; gres/gpu is accounted', async () => {
-    // Two stand-in GPUs (test/helpers/gpu-standin.ts): the catalogue finds them through CITC_GPU_ROOT,
-    // the node programs through cluster.json's local section (what citc_node_driver sets).
+    // Two stand-in GPUs (test/helpers/gpu-standin.ts), named by cluster.json's stand-in (docs/stand-ins.md):
+    // the node programs find them there, and so does finish on this local cluster (its shape catalogue).
     const gpuRoot = makeGpuStandin(2, {devices: true, dir: join(work, 'gpu')})
     const original = readFileSync(CLUSTER_JSON, 'utf8')
     const doc = JSON.parse(original)
-    writeFileSync(CLUSTER_JSON, JSON.stringify({...doc, driver: {...doc.driver, gpuRoot}}, null, 2) + '\n')
+    writeFileSync(CLUSTER_JSON, JSON.stringify({...doc, standIn: {driver: {gpuRoot}}}, null, 2) + '\n')
     const gpuLimits = join(work, 'limits-gpu.yaml')
     writeFileSync(gpuLimits, 'local.small: 4\nlocal.h100x1: 2\n')
     try {
-      const f = await citc(['finish', '-c', NAME, '--limits', gpuLimits, '--yes', '--json'], {env: {...env, CITC_GPU_ROOT: gpuRoot}, timeoutMs: 120_000})
+      const f = await citc(['finish', '-c', NAME, '--limits', gpuLimits, '--yes', '--json'], {env, timeoutMs: 120_000})
       if (f.code !== 0) throw new Error(`finish failed (${f.code}):\n${f.stdout}\n${f.stderr}`)
       const gres = readFileSync('/mnt/shared/etc/slurm/gres.conf', 'utf8')
       expect(gres).toContain('NodeName=e2e-local-h100x1-0001 Name=gpu Type=h100 File=/dev/nvidia0\n')

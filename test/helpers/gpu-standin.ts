@@ -1,5 +1,5 @@
-// A stand-in for this machine's NVIDIA stack, as a tree citc is pointed at (gpuRoot: CITC_GPU_ROOT for
-// the catalogue, cluster.json's local section for the node driver). Used where there is no GPU:
+// A stand-in for this machine's NVIDIA stack, as a tree citc is pointed at (the stand-in's driver.gpuRoot,
+// docs/stand-ins.md#gpus). Used where there is no GPU:
 // - proc/driver/nvidia/gpus/<bus>/information, as the kernel module writes it (the inventory);
 // - dev/nvidia<minor>, dev/nvidiactl, dev/nvidia-uvm: character devices (with `devices`, root only:
 //   mknod; copies of /dev/null's numbers, so opening one is harmless);

@@ -42,7 +42,7 @@ export interface LocalDriverOptions {
   sharedDir: string
   /** Slurm's log directory (SlurmdLogFile's), bound into every node. */
   slurmLogDir: string
-  /** Where this machine's NVIDIA devices (dev/) and driver user-space are: '/' except in tests (gpu-node.ts). */
+  /** Where this machine's NVIDIA devices (dev/) and driver user-space are: '/' except under a stand-in (its driver.gpuRoot). */
   gpuRoot: string
 }
 
@@ -195,8 +195,8 @@ function hostUptimeSeconds(): number {
 const SAFE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/
 
 /** The node programs' local driver: cluster.json's cluster and paths, its section's overrides on top (confPath is the file's). */
-export const localNodeDriver: NodeDriverFactory = ({cluster, sharedDir, confPath, section}) =>
-  localDriver({cluster, sharedDir, ...checkSection('local', localNodeConfig.schema, section), confPath})
+export const localNodeDriver: NodeDriverFactory = ({cluster, sharedDir, confPath, section, standIn}) =>
+  localDriver({cluster, sharedDir, ...checkSection('local', localNodeConfig.schema, section), confPath, ...(standIn?.gpuRoot ? {gpuRoot: standIn.gpuRoot} : {})})
 
 export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDriver {
   const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}

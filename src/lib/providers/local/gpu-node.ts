@@ -4,7 +4,7 @@
 //   in its jobs see its GPUs only (as in a container: the driver enumerates the device files it can open);
 // - the host's driver user-space (nvidia-smi, libcuda, libnvidia-ml, …), bound read-only at the same
 //   paths: it must match the host's kernel module, so an image never carries its own (image-steps.ts).
-// `gpuRoot` is '/' except in tests, which point it at a stand-in tree (cluster.json's local section).
+// `gpuRoot` is '/' except under a stand-in (src/lib/stand-in.ts driver.gpuRoot): a tree of stand-in files.
 import {existsSync, lstatSync, readdirSync, readFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 

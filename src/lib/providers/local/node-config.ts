@@ -19,7 +19,6 @@ function schema(z: typeof Zod) {
     stopGraceS: seconds.optional(),
     imagesDir: path.optional(),
     slurmLogDir: path.optional(),
-    gpuRoot: path.optional(),
   }) satisfies Zod.ZodType<Partial<LocalDriverOptions>>
 }
 export type LocalNodeConfig = Zod.output<ReturnType<typeof schema>>
