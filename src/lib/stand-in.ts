@@ -15,7 +15,7 @@
 // A flag's driver part wins over cluster.json's, field by field.
 //
 // The driver part points a cloud node driver at the fake clouds (test/doubles/cloud-api) and shortens its
-// limits. The AWS and Google SDKs read their metadata service's address only from the environment
+// limits; or the local node driver (and a local cluster's finish) at stand-in GPUs (gpuRoot). The AWS and Google SDKs read their metadata service's address only from the environment
 // (AWS_EC2_METADATA_SERVICE_ENDPOINT, GCE_METADATA_HOST): citc writes no environment variable, so
 // whoever starts the process sets those, and the driver refuses a stand-in whose metadata endpoint
 // the environment does not carry (it would otherwise ask the real one, 169.254.169.254).
@@ -50,6 +50,12 @@ export interface DriverStandIn {
   rate?: {perSecond: number; burst: number}
   concurrency?: number
   retryBudgetMs?: number
+  /**
+   * The local provider: where this machine's NVIDIA GPUs are (proc/driver/nvidia/gpus, dev/nvidia*, the
+   * driver's user-space) instead of / — a tree of stand-in files on a machine without GPUs. Read by the
+   * local node driver, and by finish on a local cluster for its shape catalogue (from cluster.json).
+   */
+  gpuRoot?: string
 }
 
 export interface StandIn {
@@ -69,6 +75,7 @@ const driverSchema = z
     rate: z.object({perSecond: z.number().positive(), burst: z.number().min(1)}).strict().optional(),
     concurrency: z.number().int().positive().optional(),
     retryBudgetMs: z.number().int().nonnegative().optional(),
+    gpuRoot: absolute().optional(),
   })
   .strict() satisfies z.ZodType<DriverStandIn>
 

@@ -13,6 +13,7 @@ import {citc} from '../helpers/cli.js'
 import {sh, until} from '../helpers/slurm-shell.js'
 import {portAccepts} from '../helpers/net.js'
 import {lockSystem} from '../helpers/system-lock.js'
+import {makeGpuStandin, STANDIN_DRIVER} from '../helpers/gpu-standin.js'
 import {sleep} from '../../src/lib/proc.js'
 
 const NAME = 'e2e'
@@ -22,6 +23,7 @@ const IMAGES = `/var/lib/citc/images/${NAME}`
 const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const LIMITS = join(work, 'limits.yaml')
 const env = {CITC_DATA_DIR: join(work, 'data')}
+const CLUSTER_JSON = '/etc/citc/cluster.json'
 
 
 /** Seconds from a job's submission to its start, from Slurm's accounting (whole seconds). */
@@ -352,6 +354,62 @@ describe('a local cluster, end to end', () => {
     expect(back.code).toBe(0)
     expect(readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')).not.toContain('#citc-chained-PrologSlurmctld=')
   }, 240_000)
+
+  it('a GPU workstation (stand-in GPUs): a node per GPU, each job sees its own GPU only and the host’s driver user-space; Slurm refuses gpu:2 on them; gres/gpu is accounted', async () => {
+    // Two stand-in GPUs (test/helpers/gpu-standin.ts), named by cluster.json's stand-in (docs/stand-ins.md):
+    // the node programs find them there, and so does finish on this local cluster (its shape catalogue).
+    const gpuRoot = makeGpuStandin(2, {devices: true, dir: join(work, 'gpu')})
+    const original = readFileSync(CLUSTER_JSON, 'utf8')
+    const doc = JSON.parse(original)
+    writeFileSync(CLUSTER_JSON, JSON.stringify({...doc, standIn: {driver: {gpuRoot}}}, null, 2) + '\n')
+    const gpuLimits = join(work, 'limits-gpu.yaml')
+    writeFileSync(gpuLimits, 'local.small: 4\nlocal.h100x1: 2\n')
+    try {
+      const f = await citc(['finish', '-c', NAME, '--limits', gpuLimits, '--yes', '--json'], {env, timeoutMs: 120_000})
+      if (f.code !== 0) throw new Error(`finish failed (${f.code}):\n${f.stdout}\n${f.stderr}`)
+      const gres = readFileSync('/mnt/shared/etc/slurm/gres.conf', 'utf8')
+      expect(gres).toContain('NodeName=e2e-local-h100x1-0001 Name=gpu Type=h100 File=/dev/nvidia0\n')
+      expect(gres).toContain('NodeName=e2e-local-h100x1-0002 Name=gpu Type=h100 File=/dev/nvidia1\n')
+      expect(sh('scontrol', ['show', 'node', 'e2e-local-h100x1-0002']).stdout).toMatch(/Gres=gpu:h100:1\b/)
+      // A job asking for two GPUs fits no node: Slurm says so at once.
+      const two = sh('sbatch', ['--gres=gpu:2', '-o', '/dev/null', '--wrap', 'true'], {user: USER})
+      expect(two.status).not.toBe(0)
+      expect(two.stderr).toMatch(/Requested node configuration is not available/)
+      // Two one-GPU jobs at once: each on its own GPU node, seeing that node's GPU only.
+      const job = 'nvidia-smi -L; echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; echo "devices:" $(cd /dev && LC_ALL=C ls -d nvidia*); readlink /usr/lib/x86_64-linux-gnu/libcuda.so.1; sleep 2'
+      const ids = [1, 2].map((i) => sh('sbatch', ['--parsable', '--gres=gpu:1', '-o', `${HOME}/gpu-${i}.out`, '--wrap', job], {user: USER}).stdout.trim())
+      for (const id of ids) {
+        expect(id).toMatch(/^\d+$/)
+        const state = await until(`GPU job ${id} to end`, 150_000, () => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)/.exec(sh('sacct', ['-j', id, '-X', '-n', '-P', '-o', 'State']).stdout.trim())?.[0])
+        expect(state, readFileSync(`${HOME}/gpu-${ids.indexOf(id) + 1}.out`, 'utf8')).toBe('COMPLETED')
+      }
+      const seen = [1, 2].map((i) => {
+        const out = readFileSync(`${HOME}/gpu-${i}.out`, 'utf8')
+        const gpus = out.split('\n').filter((l) => l.startsWith('GPU '))
+        expect(gpus, out).toHaveLength(1)
+        expect(gpus[0]).toMatch(/^GPU 0: NVIDIA H100 80GB HBM3 \(UUID: GPU-citc-standin-[01]\)$/)
+        expect(out).toContain('CUDA_VISIBLE_DEVICES=0\n')
+        const minor = /standin-(\d)/.exec(gpus[0])![1]
+        // Its own GPU and NVIDIA's control devices; never the other node's.
+        expect(out).toContain(`devices: nvidia-uvm nvidia${minor} nvidiactl\n`)
+        expect(out).toContain(`libcuda.so.${STANDIN_DRIVER}\n`)
+        return minor
+      })
+      expect(seen.sort()).toEqual(['0', '1'])
+      // Accounting records the GPU, and citc usage counts GPU-hours as sacct's elapsed time × 1 GPU.
+      const acct = ids.map((id) => sh('sacct', ['-j', id, '-X', '-n', '-P', '-o', 'AllocTRES,ElapsedRaw']).stdout.trim().split('|'))
+      for (const [tres] of acct) expect(tres).toContain('gres/gpu=1')
+      const byShape = (await citc(['usage', '-c', NAME, '--since', 'today', '--by', 'shape', '--json'], {env})).json()
+      const row = byShape.rows.find((r: {key: string}) => r.key === 'local.h100x1')
+      const seconds = acct.reduce((sum, [, elapsed]) => sum + Number(elapsed), 0)
+      expect(seconds).toBeGreaterThan(0)
+      expect(row.gpuHours).toBeCloseTo(seconds / 3600, 5)
+    } finally {
+      writeFileSync(CLUSTER_JSON, original)
+      const back = await citc(['finish', '-c', NAME, '--limits', LIMITS, '--yes'], {env, timeoutMs: 120_000})
+      expect(back.code, back.stderr).toBe(0)
+    }
+  }, 360_000)
 
   it('re-running create converges and changes nothing', async () => {
     const before = readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')

@@ -17,6 +17,7 @@ import {basename, join} from 'node:path'
 import {spawnDetached} from '../../tools/exec.js'
 import {checkSection} from '../driver-section.js'
 import type {CloudInstance, NodeDriver, NodeDriverFactory, NodeOutcome, NodeSpec} from '../types.js'
+import {driverUserspace, gpuFilesOf, NVIDIA_CONTROL_DEVICES, readGresConf} from './gpu-node.js'
 import {localNodeConfig} from './node-config.js'
 import {pidAlive, sleep} from '../../proc.js'
 
@@ -41,6 +42,8 @@ export interface LocalDriverOptions {
   sharedDir: string
   /** Slurm's log directory (SlurmdLogFile's), bound into every node. */
   slurmLogDir: string
+  /** Where this machine's NVIDIA devices (dev/) and driver user-space are: '/' except under a stand-in (its driver.gpuRoot). */
+  gpuRoot: string
 }
 
 export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
@@ -54,12 +57,22 @@ export const LOCAL_DRIVER_DEFAULTS: LocalDriverOptions = {
   slurmdPidFile: '/run/slurmd-%n.pid',
   sharedDir: '/mnt/shared',
   slurmLogDir: '/var/log/slurm',
+  gpuRoot: '/',
 }
 
 /** Where local images live: <root>/<cluster>/<image>/rootfs, and <root>/<cluster>/current → <image>. */
 export const LOCAL_IMAGES_ROOT = '/var/lib/citc/images'
 
-/** The node's boot inside its namespaces: $1 name, $2 image root filesystem, $3 state dir, $4 shared dir, $5 log dir, $6 slurm.conf. */
+/**
+ * The node's boot inside its namespaces: $1 name, $2 image root filesystem, $3 state dir, $4 shared dir,
+ * $5 log dir, $6 slurm.conf; for a GPU node $7 its device names under /dev (its GPUs', NVIDIA's control
+ * devices) and $8 the directory they come from, then pairs of (host file, path in the node) for the
+ * driver's user-space (gpu-node.ts).
+ *
+ * A GPU node's /dev is its own tmpfs: everything of this machine's /dev but NVIDIA's devices (device
+ * nodes copied, directories such as pts and shm bound, sockets bound), then its own. A job there finds
+ * only its node's GPUs, as in a container; Slurm's CUDA_VISIBLE_DEVICES then numbers them from 0.
+ */
 const BOOT_FROM_IMAGE = `set -e
 r="$3/root"
 mount -t tmpfs -o mode=0755 citc-node "$3"
@@ -67,7 +80,24 @@ mkdir "$3/upper" "$3/work" "$r"
 mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work" "$r"
 mount -t proc proc "$r/proc"
 mount --rbind /sys "$r/sys"
-mount --rbind /dev "$r/dev"
+if [ -n "$7" ]; then
+  mount -t tmpfs -o mode=0755,nosuid citc-dev "$r/dev"
+  nodes=
+  for e in /dev/*; do
+    case "\${e#/dev/}" in nvidia*) continue ;; esac
+    if [ -L "$e" ]; then cp -P "$e" "$r$e"
+    elif [ -d "$e" ]; then mkdir "$r$e"; mount --rbind "$e" "$r$e"
+    elif [ -c "$e" ] || [ -b "$e" ]; then nodes="$nodes $e"
+    elif [ -e "$e" ]; then : > "$r$e"; mount --bind "$e" "$r$e"
+    fi
+  done
+  cp -a $nodes "$r/dev/"
+  for d in $7; do
+    if [ -d "$8/$d" ]; then mkdir "$r/dev/$d"; mount --rbind "$8/$d" "$r/dev/$d"; else cp -a "$8/$d" "$r/dev/$d"; fi
+  done
+else
+  mount --rbind /dev "$r/dev"
+fi
 mount --bind /run "$r/run"
 for f in /etc/hosts /etc/resolv.conf; do
   [ -e "$r$f" ] || : > "$r$f"
@@ -76,8 +106,20 @@ done
 mkdir -p "$r$4" "$r$5"
 mount --bind "$4" "$r$4"
 mount --bind "$5" "$r$5"
-hostname "$1"
-exec chroot "$r" /usr/sbin/slurmd -D -N "$1" -f "$6"`
+name="$1" conf="$6"
+shift 8
+[ $# -eq 0 ] || {
+  while [ $# -ge 2 ]; do
+    t="$r$2"
+    mkdir -p "\${t%/*}"
+    if [ -L "$1" ]; then rm -f "$t"; cp -P "$1" "$t"
+    else [ -e "$t" ] || : > "$t"; mount --bind -o ro "$1" "$t"; fi
+    shift 2
+  done
+  chroot "$r" /sbin/ldconfig
+}
+hostname "$name"
+exec chroot "$r" /usr/sbin/slurmd -D -N "$name" -f "$conf"`
 
 /** The image a node booted (its name), recorded in <runDir>/<node>.image while it runs. */
 export function localNodeImage(runDir: string, node: string): string | undefined {
@@ -153,8 +195,8 @@ function hostUptimeSeconds(): number {
 const SAFE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/
 
 /** The node programs' local driver: cluster.json's cluster and paths, its section's overrides on top (confPath is the file's). */
-export const localNodeDriver: NodeDriverFactory = ({cluster, sharedDir, confPath, section}) =>
-  localDriver({cluster, sharedDir, ...checkSection('local', localNodeConfig.schema, section), confPath})
+export const localNodeDriver: NodeDriverFactory = ({cluster, sharedDir, confPath, section, standIn}) =>
+  localDriver({cluster, sharedDir, ...checkSection('local', localNodeConfig.schema, section), confPath, ...(standIn?.gpuRoot ? {gpuRoot: standIn.gpuRoot} : {})})
 
 export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDriver {
   const o = {...LOCAL_DRIVER_DEFAULTS, ...overrides}
@@ -215,6 +257,29 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     }
   }
 
+  /**
+   * The boot script's GPU arguments for a node ($7, $8, then the user-space pairs): none for a node
+   * gres.conf gives no GPU; an error a user can act on when its devices are not all here.
+   */
+  function gpuBoot(node: NodeSpec, fromImage: boolean): {args: string[]} | {error: string} {
+    const files = gpuFilesOf(readGresConf(o.confPath), node.name)
+    if (files === undefined) {
+      return (node.gpus ?? 0) > 0 ? {error: `citc: config: gres.conf gives ${node.name} no GPU device file; run citc finish`} : {args: ['', '']}
+    }
+    if (!fromImage) return {error: 'citc: config: GPU nodes boot from an image (their own /dev); run citc rebuild-image'}
+    const devDir = join(o.gpuRoot, 'dev')
+    const names: string[] = []
+    for (const file of files) {
+      const rel = file.startsWith('/dev/') ? file.slice('/dev/'.length) : undefined
+      if (!rel || rel.includes('/') || !existsSync(join(devDir, rel))) {
+        return {error: `citc: gpu: ${file} is not on this machine (gres.conf's File= for ${node.name}); is NVIDIA's driver loaded? nvidia-smi -L lists the GPUs`}
+      }
+      names.push(rel)
+    }
+    for (const c of NVIDIA_CONTROL_DEVICES) if (existsSync(join(devDir, c))) names.push(c)
+    return {args: [names.join(' '), devDir, ...driverUserspace(o.gpuRoot).flatMap((f) => [f.source, f.target])]}
+  }
+
   async function startOnce(node: NodeSpec, log: (m: string) => void): Promise<NodeOutcome> {
     const {name} = node
     if (!SAFE_NAME.test(name)) return {name, ok: false, error: `refusing node name "${name}"`}
@@ -231,11 +296,13 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     if (image && !existsSync(join(image.rootfs, 'usr/sbin/slurmd'))) {
       return {name, ok: false, error: `image ${image.name} cannot boot: ${image.rootfs}/usr/sbin/slurmd is missing (citc rebuild-image makes a new one)`}
     }
+    const gpu = gpuBoot(node, image !== undefined)
+    if ('error' in gpu) return {name, ok: false, error: gpu.error}
     // The node must "boot" after the power-up request: let the request's second pass first.
     await sleep(1100)
     const offset = hostUptimeSeconds()
     const boot = image
-      ? ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BOOT_FROM_IMAGE, 'citc-node', name, image.rootfs, stateDir(name), o.sharedDir, o.slurmLogDir, o.confPath]
+      ? ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BOOT_FROM_IMAGE, 'citc-node', name, image.rootfs, stateDir(name), o.sharedDir, o.slurmLogDir, o.confPath, ...gpu.args]
       : ['--', '/bin/sh', '-c', 'hostname "$1" && exec "$2" -D -N "$1" -f "$3"', 'citc-node', name, o.slurmd, o.confPath]
     if (image) mkdirSync(stateDir(name), {recursive: true})
     const argv = ['--fork', '--kill-child', '--time', `--boottime=-${offset}`, '--uts', ...boot]
