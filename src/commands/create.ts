@@ -87,7 +87,7 @@ Ctrl-C, skipping the steps done.`
     resume: Flags.boolean({description: 'continue a create that failed or was interrupted, skipping the steps done', default: false}),
     ...PROVIDER_FLAGS.booleans,
     // Tests only: a stand-in management node (the e2e tests' sshd on loopback). docs/stand-ins.md, src/lib/stand-in.ts.
-    'stand-in': Flags.string({hidden: true, description: 'clouds: a stand-in file (tests): its managementNode stands in for the machine Terraform made'}),
+    'stand-in': Flags.string({hidden: true, description: "a stand-in file (tests): clouds: its managementNode stands in for the machine Terraform made; local: its driver.gpuRoot for this machine's GPUs"}),
   }
 
   async run() {
@@ -95,6 +95,7 @@ Ctrl-C, skipping the steps done.`
     const {readStandInFile} = await import('../lib/stand-in.js')
     const io = this.io()
     const {flags} = this
+    const standIn = flags['stand-in'] ? readStandInFile(flags['stand-in']) : undefined
     const request: CreateRequest = {
       provider: flags.provider,
       currentCluster: flags.cluster,
@@ -113,7 +114,8 @@ Ctrl-C, skipping the steps done.`
       providerFlags: providerFlagValues(flags),
       resume: flags.resume,
       planOnly: flags['plan-only'],
-      standIn: flags['stand-in'] ? (readStandInFile(flags['stand-in']).managementNode ?? {}) : {},
+      standIn: standIn?.managementNode ?? {},
+      ...(standIn?.driver?.gpuRoot ? {gpuRoot: standIn.driver.gpuRoot} : {}),
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
     const {runCreate} = await import('../lib/tasks/create/run-create.js')

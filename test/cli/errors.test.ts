@@ -86,13 +86,14 @@ describe('usage errors: exit 2', () => {
 
 describe('create --gpu-nodes (issue #22): refused before anything is made', () => {
   it('a value that is not per-gpu, all or none; a cloud provider; a machine without GPUs', async () => {
-    // No GPUs here, whatever this machine has: an empty stand-in gpuRoot.
-    const env = {CITC_GPU_ROOT: sandbox.tmp}
+    // No GPUs here, whatever this machine has: a stand-in whose gpuRoot is an empty directory.
+    const standIn = join(sandbox.tmp, 'no-gpus.json')
+    writeFileSync(standIn, JSON.stringify({driver: {gpuRoot: sandbox.tmp}}))
     const [bad, cloud, none] = await Promise.all([
-      bothWays(['create', '--provider', 'local', '--gpu-nodes', 'some', '--yes'], env),
-      bothWays(['create', '--provider', 'aws', '--name', 'gpus', '--gpu-nodes', 'all', '--yes'], env),
+      bothWays(['create', '--provider', 'local', '--gpu-nodes', 'some', '--yes']),
+      bothWays(['create', '--provider', 'aws', '--name', 'gpus', '--gpu-nodes', 'all', '--yes']),
       // A limits file that does not exist: were the refusal missing, create would stop there, making nothing.
-      bothWays(['create', '--provider', 'local', '--name', 'gpus', '--gpu-nodes', 'all', '--limits', join(sandbox.tmp, 'missing.yaml'), '--yes'], env),
+      bothWays(['create', '--provider', 'local', '--name', 'gpus', '--gpu-nodes', 'all', '--limits', join(sandbox.tmp, 'missing.yaml'), '--stand-in', standIn, '--yes']),
     ])
     expect([bad.plain.code, bad.doc.error.kind]).toEqual([EXIT_CODES.usage, 'usage'])
     expect(bad.doc.error.message).toMatch(/some/)

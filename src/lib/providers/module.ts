@@ -143,6 +143,8 @@ export interface DoctorTool {
 export interface CatalogueOptions {
   /** local only: the machine the nodes run on (default: this one). */
   host?: {cpus: number; memoryMiB: number; cores?: number; arch?: 'x86_64' | 'arm64'}
+  /** local only: where this machine's NVIDIA GPUs are listed (proc/driver/nvidia/gpus): '/' unless a stand-in's driver.gpuRoot. */
+  gpuRoot?: string
 }
 
 export interface ProviderModule<N extends string = string, D = unknown> {

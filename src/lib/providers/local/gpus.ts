@@ -2,7 +2,8 @@
 //
 // The list comes from the kernel module's own files, <gpuRoot>/proc/driver/nvidia/gpus/<bus id>/information:
 // exactly the GPUs nvidia-smi lists, with the device minor (the N of /dev/nvidiaN), and no process to run
-// on every catalogue load. gpuRoot is '/' in production; tests point CITC_GPU_ROOT at a stand-in tree.
+// on every catalogue load. gpuRoot is '/' except under a stand-in (src/lib/stand-in.ts driver.gpuRoot: finish
+// finds it in cluster.json, create in its --stand-in file), where it is a tree of stand-in files.
 //
 // Reading never throws: a catalogue load must not fail because one GPU directory is odd (a GPU being
 // reset, a file the module writes differently) — that GPU is left out and the others are offered.
@@ -20,13 +21,6 @@ export interface LocalGpu {
   device: string
   /** PCI bus location, e.g. "0000:17:00.0". */
   bus: string
-}
-
-/** The variable tests set to point the GPU inventory at a stand-in tree; unset or empty means '/'. */
-export const GPU_ROOT_ENV = 'CITC_GPU_ROOT'
-
-export function gpuRootFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return env[GPU_ROOT_ENV] || '/'
 }
 
 /** The directory that holds one folder per GPU, named by its bus id. */
@@ -77,7 +71,7 @@ export function parseGpuInformation(text: string): {modelName: string; bus: stri
 }
 
 /** This machine's usable GPUs (excluded ones and odd directories left out), sorted by device minor. */
-export function detectGpus(gpuRoot: string = gpuRootFromEnv()): LocalGpu[] {
+export function detectGpus(gpuRoot = '/'): LocalGpu[] {
   const dir = nvidiaGpusDir(gpuRoot)
   let entries: string[]
   try {

@@ -8,7 +8,7 @@ export const localModule: ProviderModule<'local', LocalNodeConfig> = {
   title: 'this machine, no cloud account',
   shapes: async () => {
     const {localCatalogue} = await import('./shapes.js')
-    return (opts = {}) => localCatalogue(opts.host)
+    return (opts = {}) => localCatalogue(opts.host, opts.gpuRoot)
   },
   availabilityDomains: false,
   nodeConfig: localNodeConfig,

@@ -42,7 +42,7 @@ export function archOf(nodeArch: string): Arch {
 }
 
 /** This machine: logical CPUs, physical cores, memory in MiB, architecture, NVIDIA GPUs (under gpuRoot). */
-export function detectHost(sysCpuDir = '/sys/devices/system/cpu', gpuRoot?: string): Required<LocalHost> {
+export function detectHost(sysCpuDir = '/sys/devices/system/cpu', gpuRoot = '/'): Required<LocalHost> {
   const cpus = Math.max(1, os.cpus().length || os.availableParallelism())
   const cores = physicalCores(sysCpuDir) ?? cpus
   return {
@@ -78,8 +78,9 @@ export function localRealMemory(memoryMiB: number): number {
   return Math.max(1, Math.floor(memoryMiB))
 }
 
-export function localCatalogue(host?: LocalHost): ShapeCatalogue {
-  const h = host ?? detectHost()
+/** The local shapes of `host`, or of this machine (its GPUs listed under gpuRoot: '/' unless a stand-in's). */
+export function localCatalogue(host?: LocalHost, gpuRoot = '/'): ShapeCatalogue {
+  const h = host ?? detectHost(undefined, gpuRoot)
   const cpus = Math.max(1, Math.floor(h.cpus))
   const cores = Math.max(1, Math.min(cpus, Math.floor(h.cores ?? cpus)))
   const hostMiB = Math.max(1, Math.floor(h.memoryMiB))

@@ -10,7 +10,7 @@ import {readCreateLimits} from '../finish/limits-file.js'
 import {InvalidInputError, type InputProblem} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
 import {gpusByType, localCatalogue} from '../../providers/local/shapes.js'
-import {detectGpus, gpuRootFromEnv, nvidiaGpusDir, type LocalGpu} from '../../providers/local/gpus.js'
+import {detectGpus, nvidiaGpusDir, type LocalGpu} from '../../providers/local/gpus.js'
 import type {CreateLocalInput} from './create-local.js'
 import {clusterName} from './cluster-name.js'
 import type {GpuNodes} from './create-request.js'
@@ -29,6 +29,8 @@ export interface LocalCreateGiven {
   gpuNodes?: {value: GpuNodes; from: Omit<InputProblem, 'message'>}
   /** The limits file is the one an existing cluster was made with (not given on this run). */
   limitsStored?: boolean
+  /** Where this machine's GPUs are listed: '/' unless a stand-in's (tests). */
+  gpuRoot?: string
   resume: boolean
   force: boolean
 }
@@ -37,7 +39,8 @@ export interface LocalCreateGiven {
 export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot' | 'provider'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
-  const gpus = detectGpus(gpuRootFromEnv())
+  const gpuRoot = given.gpuRoot ?? '/'
+  const gpus = detectGpus(gpuRoot)
   if (given.gpuNodes) refuseGpuNodes(given.gpuNodes.from, gpus, given)
   const name = await clusterName(given.name, '--name', ask ? prompts : undefined)
 
@@ -49,7 +52,7 @@ export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promi
   } else if (ask) {
     limitsFile = '(wizard)'
     const lines: string[] = []
-    const catalogue = localCatalogue()
+    const catalogue = localCatalogue(undefined, gpuRoot)
     for (const shapeName of catalogue.names()) {
       const shape = catalogue.get(shapeName)!
       if (shape.gpu) continue // GPU nodes: the question below
@@ -104,7 +107,7 @@ async function askGpuNodes(io: Io, type: string, list: readonly LocalGpu[]): Pro
 function refuseGpuNodes(from: Omit<InputProblem, 'message'>, gpus: readonly LocalGpu[], given: LocalCreateGiven): void {
   let message: string | undefined
   if (gpus.length === 0) {
-    message = `this machine has no NVIDIA GPU (none listed in ${nvidiaGpusDir(gpuRootFromEnv())}): leave it out`
+    message = `this machine has no NVIDIA GPU (none listed in ${nvidiaGpusDir(given.gpuRoot ?? '/')}): leave it out`
   } else if (given.limitsFile && given.limitsStored) {
     message = `cluster ${given.name} keeps the limits it was made with (${given.limitsFile}); leave it out, and change the GPU nodes there (local.<type>x1 or local.<type>x<n>) with citc finish`
   } else if (given.limitsFile) {

@@ -88,6 +88,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
       name,
       limitsFile: given.limitsFile ?? stored,
       limitsStored: stored !== undefined,
+      ...(request.gpuRoot ? {gpuRoot: request.gpuRoot} : {}),
       suspendTime: given.suspendTime,
       monitoring: given.monitoring,
       ...(given.gpuNodes === undefined ? {} : {gpuNodes: {value: given.gpuNodes, from: gpuNodesFrom(request, config)}}),

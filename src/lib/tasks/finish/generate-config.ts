@@ -21,11 +21,13 @@ export interface GenerateRequest {
   elastic?: Partial<ElasticSettings>
   base?: Partial<BaseInput>
   current?: string
+  /** local: where this machine's GPUs are listed for the catalogue ('/' unless cluster.json's stand-in says otherwise). */
+  gpuRoot?: string
 }
 
 /** Parse and validate limits, then render. Throws InvalidInputError (exit 3) before anything else happens. */
 export function generateFromLimits(req: GenerateRequest): {limits: Limits; generated: Generated} {
-  const catalogue = catalogueFor(req.provider)
+  const catalogue = catalogueFor(req.provider, req.gpuRoot ? {gpuRoot: req.gpuRoot} : {})
   const limits = parseLimits(req.limitsText, {
     file: req.limitsFile,
     provider: req.provider,
@@ -61,7 +63,7 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
 export function generateAndPlan(state: ClusterState, request: Omit<GenerateRequest, 'current'>, confPath: string): {generated: Generated; plan: FinishPlan} {
   // A PrologSlurmctld that does not exist would requeue every job: name citc's only where it is.
   const elastic = {...request.elastic, launchProlog: state.launchPrologInstalled}
-  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf})
+  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf, ...(state.gpuRoot ? {gpuRoot: state.gpuRoot} : {})})
   const plan = planFinish({currentConf: state.currentConf, newConf: generated.slurmConf, currentGres: state.currentGres, newGres: generated.gresConf, confPath})
   return {generated, plan}
 }

@@ -4,7 +4,7 @@ import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {detectGpus, gpuRootFromEnv, gpuType, nvidiaGpusDir, parseGpuInformation} from '../../../../src/lib/providers/local/gpus.js'
+import {detectGpus, gpuType, nvidiaGpusDir, parseGpuInformation} from '../../../../src/lib/providers/local/gpus.js'
 import {gpuInformation, standInGpuRoot} from '../../../doubles/nvidia-gpus.js'
 
 const roots: string[] = []
@@ -84,11 +84,5 @@ describe('detectGpus', () => {
   it('no NVIDIA directory (no driver): no GPUs', () => {
     expect(detectGpus(root([]))).toEqual([])
     expect(detectGpus(join(root([]), 'nowhere'))).toEqual([])
-  })
-
-  it('takes gpuRoot from CITC_GPU_ROOT, else /', () => {
-    expect(gpuRootFromEnv({CITC_GPU_ROOT: '/tmp/x'})).toBe('/tmp/x')
-    expect(gpuRootFromEnv({CITC_GPU_ROOT: ''})).toBe('/')
-    expect(gpuRootFromEnv({})).toBe('/')
   })
 })

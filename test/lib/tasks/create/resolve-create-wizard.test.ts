@@ -2,7 +2,7 @@
 // are asked, in which order, with which defaults, and what the answers become. test/cli/wizard.test.ts
 // drives the real prompts on a pty end to end.
 import {join} from 'node:path'
-import {afterAll, beforeEach, describe, expect, it, vi} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
 import {confirmByTyping, confirmOrRefuse} from '../../../../src/lib/io.js'
 import {PROVIDER_NAMES} from '../../../../src/lib/providers/registry.js'
@@ -17,9 +17,10 @@ const homes = fakeHomes('citc-wizard-')
 const {home, root} = homes
 afterAll(() => homes.remove())
 const dataDir = join(root, 'data')
-// This machine's GPUs are a stand-in's: none, unless a test says otherwise (they add questions).
+// This machine's GPUs are a stand-in's (given as create's --stand-in gives it): none, unless a test says
+// otherwise (they add questions).
 const gpuRoot = (gpus: StandInGpu[]) => standInGpuRoot(gpus, root)
-beforeEach(() => vi.stubEnv('CITC_GPU_ROOT', gpuRoot([])))
+const noGpus = gpuRoot([])
 
 describe('the first question: where the cluster runs', () => {
   it('offers every provider of the registry, local first, and returns the one chosen', async () => {
@@ -45,14 +46,14 @@ describe('local: name and node limits', () => {
       [/How many local\.medium nodes/, 0],
       [/How many local\.large nodes/, 1],
     ])
-    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false})
+    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false, gpuRoot: noGpus})
     expect(r).toMatchObject({name: 'lab', limitsText: 'local.small: 3\nlocal.large: 1\n', limitsFile: '(wizard)'})
     expect(prompts.asked.find((q) => /local\.small/.test(q.message))?.default).toBe(4)
     expect(prompts.left()).toEqual([])
   })
 
   it('with GPUs: the CPU shapes\' counts, then per GPU type one node per GPU (default), one with all, or none', async () => {
-    vi.stubEnv('CITC_GPU_ROOT', gpuRoot([0, 1, 2].map((minor) => ({model: 'NVIDIA GeForce RTX 4090', minor})).concat([{model: 'NVIDIA A100-SXM4-80GB', minor: 3}])))
+    const gpus = gpuRoot([0, 1, 2].map((minor) => ({model: 'NVIDIA GeForce RTX 4090', minor})).concat([{model: 'NVIDIA A100-SXM4-80GB', minor: 3}]))
     const prompts = scriptedPrompts([
       [/Cluster name/, 'ws'],
       [/How many local\.small nodes/, 2],
@@ -61,7 +62,7 @@ describe('local: name and node limits', () => {
       [/This machine has 3 rtx4090 GPU\(s\) \(NVIDIA GeForce RTX 4090: \/dev\/nvidia0, \/dev\/nvidia1, \/dev\/nvidia2\)/, 'all'],
       [/This machine has 1 a100 GPU\(s\)/, (q) => String(q.default)],
     ])
-    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false})
+    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false, gpuRoot: gpus})
     expect(r.limitsText).toBe('local.small: 2\nlocal.rtx4090x3: 1\nlocal.a100x1: 1\n')
     const [rtx, a100] = prompts.asked.filter((q) => q.kind === 'select')
     expect(rtx).toMatchObject({default: 'per-gpu', choices: ['per-gpu', 'all', 'none']})
@@ -71,21 +72,21 @@ describe('local: name and node limits', () => {
   })
 
   it('with GPUs and --gpu-nodes: the flag answers for every type; none leaves them out', async () => {
-    vi.stubEnv('CITC_GPU_ROOT', gpuRoot([{model: 'NVIDIA L40S', minor: 0}, {model: 'NVIDIA L40S', minor: 1}]))
+    const gpus = gpuRoot([{model: 'NVIDIA L40S', minor: 0}, {model: 'NVIDIA L40S', minor: 1}])
     const prompts = scriptedPrompts([
       [/Cluster name/, 'ws'],
       [/How many local\.small nodes/, 1],
       [/How many local\.medium nodes/, 0],
       [/How many local\.large nodes/, 0],
     ])
-    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false, gpuNodes: {value: 'none', from: {where: '--gpu-nodes'}}})
+    const r = await resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false, gpuRoot: gpus, gpuNodes: {value: 'none', from: {where: '--gpu-nodes'}}})
     expect(r.limitsText).toBe('local.small: 1\n')
     expect(prompts.left()).toEqual([])
   })
 
   it('a name the prompt refuses never gets through', async () => {
     const prompts = scriptedPrompts([[/Cluster name/, 'Bad_Name']])
-    await expect(resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false})).rejects.toThrow(/refused/)
+    await expect(resolveLocalCreate(scriptedIo(prompts), {resume: false, force: false, gpuRoot: noGpus})).rejects.toThrow(/refused/)
   })
 })
 

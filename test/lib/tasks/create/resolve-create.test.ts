@@ -16,8 +16,10 @@ import {standInGpuRoot} from '../../../doubles/nvidia-gpus.js'
 
 const root = mkdtempSync(join(tmpdir(), 'citc-resolve-create-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
-// This machine's GPUs are a stand-in's: none, unless a test says otherwise (the defaults depend on them).
+// This machine's GPUs are a stand-in's (as create's --stand-in gives): none, unless a test says otherwise
+// (the defaults depend on them).
 const noGpus = standInGpuRoot([], root)
+let gpuRoot = noGpus
 const io: Io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: false, renderer: 'silent'}
 const FINGERPRINT = `SHA256:${'A'.repeat(43)}`
 
@@ -25,11 +27,11 @@ let dataDir: string
 let n = 0
 beforeEach(() => {
   vi.stubEnv('CITC_DATA_DIR', '') // the registry under the test's own data directory
-  vi.stubEnv('CITC_GPU_ROOT', noGpus)
+  gpuRoot = noGpus
   dataDir = join(root, `data-${++n}`)
 })
 
-const request = (r: Partial<CreateRequest> = {}): CreateRequest => ({resume: false, planOnly: false, standIn: {}, providerFlags: {}, ...r})
+const request = (r: Partial<CreateRequest> = {}): CreateRequest => ({resume: false, planOnly: false, standIn: {}, providerFlags: {}, gpuRoot, ...r})
 /** No credentials anywhere: a home directory with nothing in it, an empty environment. */
 const discovery = () => ({home: mkdtempSync(join(root, 'home-')), env: {}})
 const plan = (r: Partial<CreateRequest>) => resolveCreate(io, request(r), {dataDir, packageRoot: '/pkg', discovery: discovery()})
@@ -216,7 +218,9 @@ describe('--no-monitoring (issue #21)', () => {
 
 describe('--gpu-nodes (issue #22): this machine\'s GPUs as local nodes', () => {
   const h100s = (n: number) => Array.from({length: n}, (_, minor) => ({model: 'NVIDIA H100 80GB HBM3', minor}))
-  const useGpus = (gpus: Parameters<typeof standInGpuRoot>[0]) => vi.stubEnv('CITC_GPU_ROOT', standInGpuRoot(gpus, root))
+  const useGpus = (gpus: Parameters<typeof standInGpuRoot>[0]) => {
+    gpuRoot = standInGpuRoot(gpus, root)
+  }
 
   it('without a terminal: local.small: 4 and one node per GPU of every type; or all in one node; or none', async () => {
     useGpus([...h100s(4), {model: 'NVIDIA L4', minor: 4}])
