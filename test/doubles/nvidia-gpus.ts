@@ -1,5 +1,5 @@
 // The NVIDIA kernel module's GPU list, /proc/driver/nvidia/gpus/<bus id>/information, as files under a temp
-// directory that stands for '/' (CITC_GPU_ROOT, gpuRoot): the local catalogue reads exactly these files.
+// directory that stands for '/' (a stand-in's driver.gpuRoot): the local catalogue reads exactly these files.
 // The text is the module's own layout (driver 535–570): "Key: <tabs/spaces> value" lines.
 import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
