@@ -1,9 +1,7 @@
 // Applying a generated configuration to a cluster, safely: upload, validate with Slurm's own parser,
 // back up, swap each file atomically, reconfigure or restart, verify — and put the backup back if
 // slurmctld does not come up with the new files. Nodes that leave are powered down first.
-import {CLUSTER_JSON} from '../../cluster/management-contract.js'
 import {DEFAULT_PROGRAMS_DIR} from '../../cluster/schema.js'
-import {clusterJsonStandInSchema} from '../../stand-in.js'
 import {CitcError, remoteError} from '../../errors.js'
 import {parseConfLines} from '../../slurm/conf-parse.js'
 import {expandHostlist} from '../../slurm/hostlist.js'
@@ -20,42 +18,18 @@ export interface ClusterState {
   controllerUp: boolean
   /** citc's PrologSlurmctld is installed on the management node (a registered cluster may lack it). */
   launchPrologInstalled: boolean
-  /** A stand-in's GPUs (cluster.json's standIn.driver.gpuRoot, tests only): the local catalogue lists those. */
-  gpuRoot?: string
 }
 
 /** What the cluster runs now. */
 export async function readClusterState(transport: Transport, controller: Controller, programsDir: string): Promise<ClusterState> {
-  const [conf, gres, prolog, clusterJson] = await Promise.all([
+  const [conf, gres, prolog] = await Promise.all([
     transport.readFile(controller.confPath),
     transport.readFile(gresPath(controller.confPath)),
     transport.run(['test', '-x', `${programsDir}/prolog-slurmctld`], {timeoutMs: 20_000}),
-    transport.readFile(CLUSTER_JSON),
   ])
   const controllerUp = conf ? await controller.ping() : false
-  const gpuRoot = standInGpuRoot(clusterJson?.toString('utf8'))
   // Node states are read later, and only for the nodes a plan touches (a cluster may have 100k).
-  return {
-    currentConf: conf?.toString('utf8'),
-    currentGres: gres?.toString('utf8'),
-    controllerUp,
-    launchPrologInstalled: prolog.exitCode === 0,
-    ...(gpuRoot ? {gpuRoot} : {}),
-  }
-}
-
-/**
- * cluster.json's stand-in GPUs, if it names some. Only that field is read: the node programs check the
- * whole file, and a cluster.json finish cannot read (or none yet, during create) means no stand-in.
- */
-export function standInGpuRoot(clusterJson: string | undefined): string | undefined {
-  if (!clusterJson) return undefined
-  try {
-    const parsed = clusterJsonStandInSchema.safeParse((JSON.parse(clusterJson) as {standIn?: unknown}).standIn ?? {})
-    return parsed.success ? parsed.data.driver?.gpuRoot : undefined
-  } catch {
-    return undefined
-  }
+  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), controllerUp, launchPrologInstalled: prolog.exitCode === 0}
 }
 
 export interface ApplyOptions {

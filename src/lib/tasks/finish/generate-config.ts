@@ -1,6 +1,7 @@
 // What finish generates: limits.yaml (parsed and validated against the shape catalogue) → the node and
-// partition section of slurm.conf and gres.conf, and what that changes in what a cluster runs. Pure:
-// no I/O, so bad input fails before anything is touched.
+// partition section of slurm.conf and gres.conf, and what that changes in what a cluster runs. No I/O
+// on the cluster, so bad input fails before anything is touched (a local cluster's catalogue reads this
+// machine: its hardware, and requestFor its cluster.json's stand-in GPUs).
 import {parseLimits} from '../../config/limits.js'
 import type {Limits} from '../../slurm/limits-types.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
@@ -11,6 +12,7 @@ import {type Generated, generateConfig} from '../../slurm/generate.js'
 import {type FinishPlan, planFinish} from '../../slurm/plan.js'
 import {type BaseInput, defaultElasticSettings, type ElasticSettings} from '../../slurm/render.js'
 import type {ClusterState} from './apply-config.js'
+import {thisMachineGpuRoot} from './stand-in-gpus.js'
 
 export interface GenerateRequest {
   provider: Provider
@@ -21,7 +23,7 @@ export interface GenerateRequest {
   elastic?: Partial<ElasticSettings>
   base?: Partial<BaseInput>
   current?: string
-  /** local: where this machine's GPUs are listed for the catalogue ('/' unless cluster.json's stand-in says otherwise). */
+  /** local: where this machine's GPUs are listed for the catalogue ('/' unless cluster.json's stand-in says otherwise: requestFor). */
   gpuRoot?: string
 }
 
@@ -63,14 +65,18 @@ export function generateFromLimits(req: GenerateRequest): {limits: Limits; gener
 export function generateAndPlan(state: ClusterState, request: Omit<GenerateRequest, 'current'>, confPath: string): {generated: Generated; plan: FinishPlan} {
   // A PrologSlurmctld that does not exist would requeue every job: name citc's only where it is.
   const elastic = {...request.elastic, launchProlog: state.launchPrologInstalled}
-  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf, ...(state.gpuRoot ? {gpuRoot: state.gpuRoot} : {})})
+  const {generated} = generateFromLimits({...request, elastic, current: state.currentConf})
   const plan = planFinish({currentConf: state.currentConf, newConf: generated.slurmConf, currentGres: state.currentGres, newGres: generated.gresConf, confPath})
   return {generated, plan}
 }
 
-/** What finish generates for a registered or created cluster. */
-export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string) {
+/**
+ * What finish generates for a registered or created cluster. A local cluster's catalogue lists the GPUs
+ * of its cluster.json's stand-in, if it names some (tests; read from this machine, `clusterJson`).
+ */
+export function requestFor(record: ClusterRecord, limitsFile: string, limitsText: string, clusterJson?: string) {
   const {slurm} = providerModule(record.provider)
+  const gpuRoot = thisMachineGpuRoot(record.provider as Provider, clusterJson)
   return {
     provider: record.provider as Provider,
     clusterId: record.name,
@@ -83,6 +89,7 @@ export function requestFor(record: ClusterRecord, limitsFile: string, limitsText
       ...(slurm.controllerAddr === undefined ? {} : {controllerAddr: slurm.controllerAddr}),
       slurmUser: slurm.user,
     },
+    ...(gpuRoot ? {gpuRoot} : {}),
   }
 }
 

@@ -1,26 +1,30 @@
 // finish on a local cluster whose cluster.json names stand-in GPUs (standIn.driver.gpuRoot, as the local
-// e2e test writes it): the catalogue finish validates limits.yaml against lists those GPUs; without it,
-// this machine's ('/'). An in-memory management node (test/doubles/memory-transport.ts).
-import {existsSync, rmSync} from 'node:fs'
+// e2e test writes it): the catalogue finish validates limits.yaml against, before connecting, lists those
+// GPUs; without it, this machine's ('/'). Clouds never read it.
+import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import type {ClusterRecord} from '../../../../src/lib/cluster/schema.js'
 import {InvalidInputError} from '../../../../src/lib/errors.js'
-import {Controller} from '../../../../src/lib/slurm/controller.js'
-import {readClusterState, standInGpuRoot} from '../../../../src/lib/tasks/finish/apply-config.js'
-import {generateAndPlan} from '../../../../src/lib/tasks/finish/generate-config.js'
-import {MemoryTransport} from '../../../doubles/memory-transport.js'
+import {generateFromLimits, requestFor} from '../../../../src/lib/tasks/finish/generate-config.js'
+import {standInGpuRoot, thisMachineGpuRoot} from '../../../../src/lib/tasks/finish/stand-in-gpus.js'
 import {standInGpuRoot as makeGpuRoot} from '../../../doubles/nvidia-gpus.js'
 
-const CONF = '/etc/slurm/slurm.conf'
-const gpuRoot = makeGpuRoot([{model: 'NVIDIA H100 80GB HBM3', minor: 0}, {model: 'NVIDIA H100 80GB HBM3', minor: 1}])
-afterAll(() => rmSync(gpuRoot, {recursive: true, force: true}))
-
-const request = {provider: 'local' as const, clusterId: 'ws', limitsText: 'local.small: 1\nlocal.h100x1: 2\n', limitsFile: 'limits.yaml'}
-
-async function state(clusterJson?: string) {
-  const t = new MemoryTransport({files: clusterJson === undefined ? {} : {'/etc/citc/cluster.json': clusterJson}, dirs: ['/etc/slurm']}).on(() => true, {exitCode: 1})
-  return readClusterState(t, new Controller(t, {confPath: CONF, restartCommand: ['true']}), '/usr/local/libexec/citc')
+const dir = mkdtempSync(join(tmpdir(), 'citc-finish-gpus-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+const gpuRoot = makeGpuRoot([{model: 'NVIDIA H100 80GB HBM3', minor: 0}, {model: 'NVIDIA H100 80GB HBM3', minor: 1}], dir)
+const clusterJson = (doc: unknown) => {
+  const file = join(mkdtempSync(join(dir, 'etc-')), 'cluster.json')
+  writeFileSync(file, typeof doc === 'string' ? doc : JSON.stringify(doc))
+  return file
 }
+const withStandIn = clusterJson({version: 1, provider: 'local', standIn: {driver: {gpuRoot}}})
+
+const record = (provider: 'local' | 'aws'): ClusterRecord =>
+  ({name: 'ws', provider, createdAt: '2026-11-26T00:00:00Z', origin: 'created', mgmt: {host: 'localhost', user: 'root'}, slurm: {confPath: '/etc/slurm/slurm.conf', programsDir: '/usr/local/libexec/citc', restartCommand: ['true']}}) as unknown as ClusterRecord
+const LIMITS = 'local.small: 1\nlocal.h100x1: 2\n'
 
 describe('standInGpuRoot', () => {
   it('reads standIn.driver.gpuRoot only; anything else (none, no file, not JSON, not absolute) is no stand-in', () => {
@@ -31,21 +35,27 @@ describe('standInGpuRoot', () => {
     expect(standInGpuRoot('null')).toBeUndefined()
     expect(standInGpuRoot(JSON.stringify({standIn: {driver: {gpuRoot: 'relative'}}}))).toBeUndefined()
   })
+
+  it('thisMachineGpuRoot: only for a provider whose management node is this machine, from its cluster.json', () => {
+    expect(thisMachineGpuRoot('local', withStandIn)).toBe(gpuRoot)
+    expect(thisMachineGpuRoot('aws', withStandIn)).toBeUndefined()
+    expect(thisMachineGpuRoot('local', join(dir, 'missing.json'))).toBeUndefined()
+  })
 })
 
 describe('finish on a local cluster with stand-in GPUs', () => {
-  it('the GPU shapes of cluster.json\'s stand-in are known, and gres.conf gives each node its own', async () => {
-    const s = await state(JSON.stringify({version: 1, provider: 'local', standIn: {driver: {gpuRoot}}}))
-    expect(s.gpuRoot).toBe(gpuRoot)
-    const {generated} = generateAndPlan(s, request, CONF)
+  it('the GPU shapes of cluster.json\'s stand-in are known, and gres.conf gives each node its own', () => {
+    const request = requestFor(record('local'), 'limits.yaml', LIMITS, withStandIn)
+    expect(request.gpuRoot).toBe(gpuRoot)
+    const {generated} = generateFromLimits(request)
     expect(generated.gresConf).toContain('NodeName=ws-local-h100x1-0001 Name=gpu Type=h100 File=/dev/nvidia0\n')
     expect(generated.gresConf).toContain('NodeName=ws-local-h100x1-0002 Name=gpu Type=h100 File=/dev/nvidia1\n')
   })
 
   // Skipped (and reported so) where this machine has NVIDIA GPUs: there the shape may exist.
-  it.skipIf(existsSync('/proc/driver/nvidia/gpus'))('without a stand-in, this machine\'s GPUs: a machine without them has no local.h100x1', async () => {
-    const s = await state()
-    expect(s.gpuRoot).toBeUndefined()
-    expect(() => generateAndPlan(s, request, CONF)).toThrow(InvalidInputError)
+  it.skipIf(existsSync('/proc/driver/nvidia/gpus'))('without a stand-in, this machine\'s GPUs: a machine without them has no local.h100x1', () => {
+    const request = requestFor(record('local'), 'limits.yaml', LIMITS, clusterJson({version: 1, provider: 'local'}))
+    expect(request.gpuRoot).toBeUndefined()
+    expect(() => generateFromLimits(request)).toThrow(InvalidInputError)
   })
 })
