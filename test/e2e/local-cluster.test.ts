@@ -15,6 +15,7 @@ import {portAccepts} from '../helpers/net.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {makeGpuStandin, STANDIN_DRIVER} from '../helpers/gpu-standin.js'
 import {sleep} from '../../src/lib/proc.js'
+import {catalogueFor} from '../../src/lib/providers/catalogues.js'
 
 const NAME = 'e2e'
 const USER = 'alice'
@@ -56,6 +57,20 @@ const citcProcesses = () =>
     .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook|\/usr\/bin\/prometheus |prometheus-node-exporter |metrics collect/.test(p.cmd))
     // Other test files run their own slurmctld from a temp dir: not this cluster's.
     .filter((p) => !p.cmd.includes('/tmp/'))
+
+/** This machine's GPUs as nvidia-smi lists them, or why the real-GPU test cannot run here (said in the output). */
+const realGpus = (() => {
+  const r = spawnSync('nvidia-smi', ['-L'], {encoding: 'utf8', timeout: 60_000})
+  const lines = r.status === 0 ? r.stdout.split('\n').filter((l) => /^GPU \d+: /.test(l)) : []
+  const why =
+    lines.length > 0
+      ? ''
+      : r.error
+        ? `nvidia-smi cannot run here (${(r.error as NodeJS.ErrnoException).code ?? r.error.message})`
+        : `nvidia-smi -L lists no GPU (exit ${r.status}: ${`${r.stdout}${r.stderr}`.trim().split('\n')[0]})`
+  return {lines, why}
+})()
+if (realGpus.why) console.log(`local-cluster e2e: the real-GPU test is skipped on this machine, not passed: ${realGpus.why}`)
 
 let blocker: Server | undefined
 let firstImage = ''
@@ -410,6 +425,35 @@ describe('a local cluster, end to end', () => {
       expect(back.code, back.stderr).toBe(0)
     }
   }, 360_000)
+
+  it.skipIf(realGpus.lines.length === 0)(
+    `on this machine's real GPUs: a node per GPU, a job with --gres=gpu:1 sees exactly one of them (runs only where nvidia-smi -L lists a GPU${realGpus.why ? `; not here: ${realGpus.why}` : ''})`,
+    async () => {
+      const catalogue = catalogueFor('local')
+      const shape = catalogue.names().find((n) => /^local\.[a-z0-9]+x1$/.test(n) && catalogue.get(n)?.gpu?.devices)
+      expect(shape, `a one-GPU local shape for ${realGpus.lines.join('; ')}`).toBeDefined()
+      const count = catalogue.get(shape!)!.gpu!.devices!.length
+      const gpuLimits = join(work, 'limits-real-gpu.yaml')
+      writeFileSync(gpuLimits, `local.small: 4\n${shape}: ${count}\n`)
+      try {
+        const f = await citc(['finish', '-c', NAME, '--limits', gpuLimits, '--yes', '--json'], {env, timeoutMs: 120_000})
+        if (f.code !== 0) throw new Error(`finish failed (${f.code}):\n${f.stdout}\n${f.stderr}`)
+        const out = `${HOME}/real-gpu.out`
+        const r = sh('sbatch', ['--wait', '--gres=gpu:1', '-o', out, '--wrap', 'nvidia-smi -L; echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"'], {user: USER, timeoutMs: 180_000})
+        const text = readFileSync(out, 'utf8')
+        expect(r.status, text).toBe(0)
+        const seen = text.split('\n').filter((l) => /^GPU \d+: /.test(l))
+        expect(seen, text).toHaveLength(1)
+        const uuid = /\(UUID: (GPU-[^)]+)\)/.exec(seen[0])![1]
+        expect(realGpus.lines.some((l) => l.includes(uuid)), `${uuid} among ${realGpus.lines.join('; ')}`).toBe(true)
+        expect(text).toContain('CUDA_VISIBLE_DEVICES=0\n')
+      } finally {
+        const back = await citc(['finish', '-c', NAME, '--limits', LIMITS, '--yes'], {env, timeoutMs: 120_000})
+        expect(back.code, back.stderr).toBe(0)
+      }
+    },
+    360_000,
+  )
 
   it('re-running create converges and changes nothing', async () => {
     const before = readFileSync('/mnt/shared/etc/slurm/slurm.conf', 'utf8')
