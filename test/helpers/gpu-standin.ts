@@ -1,6 +1,6 @@
 // A stand-in for this machine's NVIDIA stack, as a tree citc is pointed at (the stand-in's driver.gpuRoot,
 // docs/stand-ins.md#gpus). Used where there is no GPU:
-// - proc/driver/nvidia/gpus/<bus>/information, as the kernel module writes it (the inventory);
+// - proc/driver/nvidia/gpus/<bus>/information, as the kernel module writes it (test/doubles/nvidia-gpus.ts);
 // - dev/nvidia<minor>, dev/nvidiactl, dev/nvidia-uvm: character devices (with `devices`, root only:
 //   mknod; copies of /dev/null's numbers, so opening one is harmless);
 // - usr/bin/nvidia-smi: a script that, like the real one, lists the GPUs whose device file it can
@@ -11,6 +11,8 @@ import {execFileSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+
+import {gpuInformation} from '../doubles/nvidia-gpus.js'
 
 export const STANDIN_DRIVER = '580.95.05'
 export const STANDIN_MODEL = 'NVIDIA H100 80GB HBM3'
@@ -34,10 +36,7 @@ export function makeGpuStandin(count: number, opts: {devices?: boolean; dir?: st
     const bus = `0000:${(0x17 + minor).toString(16).padStart(2, '0')}:00.0`
     const dir = join(root, 'proc/driver/nvidia/gpus', bus)
     mkdirSync(dir, {recursive: true})
-    writeFileSync(
-      join(dir, 'information'),
-      `Model: \t\t ${STANDIN_MODEL}\nIRQ:   \t\t 0\nGPU UUID: \t GPU-citc-standin-${minor}\nVideo BIOS: \t 96.00.99.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t ${bus}\nDevice Minor: \t ${minor}\nGPU Excluded:\t No\n`,
-    )
+    writeFileSync(join(dir, 'information'), gpuInformation({model: STANDIN_MODEL, minor, bus}))
   }
   mkdirSync(join(root, 'dev'), {recursive: true})
   if (opts.devices) {
