@@ -194,10 +194,32 @@ export function parseYamlDocument(text: string, fileLabel: string): YamlFile {
   }
 }
 
-/** Walk the tree once: duplicate keys, keys that are not plain scalars, aliases without an anchor. */
+/** Half of a UTF-16 surrogate pair on its own (with the u flag, a whole pair is one character and does not match). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+
+/**
+ * A "\ud800" escape without its other half: not a character. citc writes what it reads as UTF-8
+ * (slurm.conf, LDIF, sacctmgr's arguments), where it would silently become U+FFFD.
+ */
+function loneSurrogateProblem(text: string): string | undefined {
+  const half = LONE_SURROGATE.exec(text)?.[0]
+  if (half === undefined) return undefined
+  const code = `\\u${half.charCodeAt(0).toString(16).padStart(4, '0')}`
+  return `"${code}" is half of a UTF-16 surrogate pair, not a character; write the character itself (or its "\\U0001F600"-style escape)`
+}
+
+/**
+ * Walk the tree once: duplicate keys, keys that are not plain scalars, aliases without an anchor, text
+ * that is not well-formed Unicode.
+ */
 function checkTree(doc: Document, node: unknown, at: (offset: number) => string, problems: InputProblem[], seen: Set<unknown>): void {
   if (node === null || node === undefined || seen.has(node)) return
   seen.add(node)
+  if (isScalar(node) && typeof node.value === 'string') {
+    const message = loneSurrogateProblem(node.value)
+    if (message) problems.push({where: at(node.range?.[0] ?? 0), message})
+    return
+  }
   if (isAlias(node)) {
     if (deref(doc, node) === undefined) {
       problems.push({where: at(node.range?.[0] ?? 0), message: `alias *${node.source} has no anchor before it; define &${node.source} first or write the value out`})
@@ -212,6 +234,8 @@ function checkTree(doc: Document, node: unknown, at: (offset: number) => string,
       const text = keyText(pair.key)
       if (text === undefined) {
         problems.push({where: at(keyOffset), message: 'a key must be a plain name or number, not a list or a map'})
+      } else if (loneSurrogateProblem(text)) {
+        problems.push({where: at(keyOffset), message: `in this key, ${loneSurrogateProblem(text) as string}`})
       } else if (first.has(text)) {
         const prev = at(first.get(text) as number).split(':').at(-2)
         problems.push({where: at(keyOffset), message: `duplicate key ${JSON.stringify(text)} (first at line ${prev}); keep only one of them`})

@@ -155,6 +155,16 @@ describe('parseYamlDocument: errors', () => {
     expect(p).toEqual([{where: 'x.yaml:2:4', message: 'alias *nowhere has no anchor before it; define &nowhere first or write the value out'}])
   })
 
+  // Found by test/properties (#23): users.yaml's `firstName: "Zo\ud800e"` reached the directory as "Zo\ufffde".
+  it('refuses half a surrogate pair in a value or a key, at the scalar; accepts a whole pair', () => {
+    expect(problems(() => parseYamlDocument(lines('a: 1', 'b: "Zo\\ud800e"', '"\\udc00": 2', 'c: [x, "\\udfff"]'), 'x.yaml'))).toEqual([
+      {where: 'x.yaml:2:4', message: '"\\ud800" is half of a UTF-16 surrogate pair, not a character; write the character itself (or its "\\U0001F600"-style escape)'},
+      {where: 'x.yaml:3:1', message: 'in this key, "\\udc00" is half of a UTF-16 surrogate pair, not a character; write the character itself (or its "\\U0001F600"-style escape)'},
+      {where: 'x.yaml:4:8', message: expect.stringMatching(/^"\\udfff" is half/)},
+    ])
+    expect(parseYamlDocument(lines('a: "\\ud83d\\ude00"', 'b: "\\U0001F600"', 'c: 😀'), 'x.yaml').value).toEqual({a: '😀', b: '😀', c: '😀'})
+  })
+
   it('reports an unknown tag', () => {
     const p = problems(() => parseYamlDocument(lines('a: 1', 'b: !weird 2'), 'x.yaml'))
     expect(p[0].where).toBe('x.yaml:2:4')

@@ -87,6 +87,13 @@ describe('users.yaml', () => {
     expect(r[0].at.username).toEqual({where: 'u.yaml:2:6', path: 'users[0].username'})
   })
 
+  // Found by test/properties (#23): the name reached the directory as "Zo\ufffde" (LDIF is UTF-8).
+  it('refuses a name holding half a surrogate pair, where it is written', () => {
+    expect(thrown(() => parseUsersFile('- {username: alice, firstName: "Zo\\ud800e", surname: L, keys: [x]}\n', 'users.yaml'))).toEqual([
+      {where: 'users.yaml:1:32', message: expect.stringMatching(/^"\\ud800" is half of a UTF-16 surrogate pair, not a character/)},
+    ])
+  })
+
   it('shape problems with file:line:col and a suggestion', () => {
     const problems = thrown(() =>
       parseUsersFile(
