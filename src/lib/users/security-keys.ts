@@ -19,8 +19,9 @@ export interface SecurityKeyParts {
   application: string
   bits: 256
   /**
-   * The blob as OpenSSH writes it back (sshkey_to_blob): the same bytes, except that a NUL ending a
-   * string (which OpenSSH reads past) is dropped. ssh-keygen's fingerprint is of this blob.
+   * The blob as OpenSSH writes it back (sshkey_to_blob): the same bytes, except that a NUL ending the
+   * curve name or the application (sshbuf_get_cstring reads a string without it) is dropped.
+   * ssh-keygen's fingerprint, and sshd's comparison of keys, are of this blob.
    */
   blob: Buffer
 }
