@@ -29,7 +29,7 @@ export const INTEGRATION = [
   'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
   'test/lib/tasks/status/joined-status.test.ts',
-  // slapd of the test's own.
+  // slapd of the test's own (add-user-workflow also makes an ordinary account with useradd: root).
   'test/lib/tasks/add-user/add-user-workflow.test.ts',
   'test/lib/tasks/remove-user/remove-user.test.ts',
   'test/lib/users/directory.test.ts',

@@ -7,7 +7,7 @@ export default class AddUser extends BaseCommand<typeof AddUser> {
 
   static description = `Creates, on the cluster's management node: an LDAP entry (inetOrgPerson + posixAccount, uid from 10001 up, group users), a home on the shared filesystem (0700, from /etc/skel) with ~/.ssh/authorized_keys, a random password stored only in ~/.password (readable by the user alone), and a Slurm accounting association (by default in the cluster's own account, named after the cluster, which is created if missing; an account given with --account, or account: in the --from file, must exist already: declare it in accounts.yaml and run \`citc accounts apply\`). At the end the user must resolve on the management node.
 
---key is repeatable and takes a public key ("ssh-ed25519 AAAA… comment"), a path to a .pub file, or an https:// or file:// URL such as https://github.com/NAME.keys. Every key is parsed; DSA keys and RSA keys under 2048 bits are refused, and so is a URL that fails, times out or returns no keys.
+--key is repeatable and takes a public key ("ssh-ed25519 AAAA… comment"), a path to a .pub file, or an https:// or file:// URL such as https://github.com/NAME.keys. Every key is parsed, FIDO security keys (sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com) as OpenSSH reads them; DSA keys and RSA keys under 2048 bits are refused, and so is a URL that fails, times out or returns no keys.
 
 Everything is checked before anything is changed; if a step fails afterwards, what was made is undone. With --from, every user of the file is checked first, and the file is added all or nothing. users.yaml is a list of {username, firstName, surname, keys: [...], account?}.`
 

@@ -1,7 +1,8 @@
 // A user's SSH public keys from what `--key` says: a key itself, a path to a .pub file, or a URL
 // (https://, file://; plain http:// only on loopback) such as a GitHub `https://github.com/NAME.keys`.
 //
-// Every key is read by a real parser (ssh2's, through transport/ssh/) and checked: DSA and RSA keys
+// Every key is read by a real parser (ssh2's, through transport/ssh/; FIDO security keys, which ssh2
+// does not know, field by field as OpenSSH reads them: security-keys.ts) and checked: DSA and RSA keys
 // under 2048 bits are refused, and so are lines that are not keys. A URL that fails, answers an HTTP
 // error, times out, returns an HTML page or no keys at all is refused — CitC's `curl --silent` let an
 // error page land in authorized_keys. Problems name the --key value and the line.
@@ -13,6 +14,7 @@ import {fileURLToPath} from 'node:url'
 
 import type {InputProblem} from '../errors.js'
 import {parseSshPublicKey, sshFingerprint} from '../transport/ssh/index.js'
+import {parseSecurityKeyBlob, SK_ECDSA_P256, SK_ED25519} from './security-keys.js'
 
 const MIN_RSA_BITS = 2048
 /** Default time for a URL to answer completely. */
@@ -26,8 +28,10 @@ export interface PublicKey {
   /** The key blob, base64 (as in authorized_keys). */
   data: string
   comment: string
-  /** RSA: the modulus length; ECDSA: the curve size; ed25519: 256. */
+  /** RSA: the modulus length; ECDSA: the curve size; ed25519 and the security keys: 256. */
   bits: number
+  /** A FIDO security key's application (relying party), usually "ssh:"; absent for other keys. */
+  application?: string
   /** OpenSSH's `SHA256:` fingerprint. */
   fingerprint: string
   /** The normalized authorized_keys line: `type base64 comment` (no trailing space). */
@@ -92,8 +96,8 @@ export function parseKeyLine(rawLine: string, source: string): PublicKey | strin
   if (inner === undefined) return notAKey
   if (inner !== type) return `the line says ${type}, but its data is a ${shown(inner, 40)} key`
   if (type === 'ssh-dss') return 'a DSA key: DSA is too weak (OpenSSH no longer accepts it); use an ed25519 key (ssh-keygen -t ed25519)'
-  if (type.startsWith('sk-')) return `a security-key (${type}) key: not supported by citc yet; use an ed25519, ecdsa or RSA (≥ ${MIN_RSA_BITS} bits) key`
   if (type.includes('-cert-')) return `an SSH certificate (${type}), not a plain public key`
+  if (type.startsWith('sk-')) return securityKey(type, decoded, tokens, source)
   const parsed = parseSshPublicKey(`${type} ${data}`)
   if (parsed instanceof Error) return `does not parse as an SSH public key (${parsed.message})`
   if (parsed.isPrivate) return 'this is a PRIVATE key: give the public key (the .pub file next to it)'
@@ -109,17 +113,33 @@ export function parseKeyLine(rawLine: string, source: string): PublicKey | strin
   } else {
     return `key type ${parsed.type} is not accepted; use ed25519, ecdsa or RSA (≥ ${MIN_RSA_BITS} bits)`
   }
+  return publicKey(parsed.type, parsed.blob, bits, tokens, source)
+}
+
+/** The key of a line whose blob was read and checked. */
+function publicKey(type: string, blob: Buffer, bits: number, tokens: string[], source: string, application?: string): PublicKey {
   const comment = tokens.slice(2).join(' ').replace(CONTROL, '')
-  const b64 = parsed.blob.toString('base64')
+  const b64 = blob.toString('base64')
   return {
-    type: parsed.type,
+    type,
     data: b64,
     comment,
     bits,
-    fingerprint: sshFingerprint(parsed.blob),
-    line: comment ? `${parsed.type} ${b64} ${comment}` : `${parsed.type} ${b64}`,
+    fingerprint: sshFingerprint(blob),
+    line: comment ? `${type} ${b64} ${comment}` : `${type} ${b64}`,
     source,
+    ...(application === undefined ? {} : {application}),
   }
+}
+
+/** A FIDO security key (ssh2 cannot read them): its blob read as OpenSSH reads it. */
+function securityKey(type: string, blob: Buffer, tokens: string[], source: string): PublicKey | string {
+  if (type !== SK_ED25519 && type !== SK_ECDSA_P256) {
+    return `key type ${type} is not accepted; the security-key types are ${SK_ED25519} (ssh-keygen -t ed25519-sk) and ${SK_ECDSA_P256} (-t ecdsa-sk)`
+  }
+  const parts = parseSecurityKeyBlob(type, blob)
+  if (typeof parts === 'string') return `the ${type} key's data is not a key OpenSSH would accept: ${parts}; copy the whole line of the .pub file again`
+  return publicKey(type, parts.blob, parts.bits, tokens, source, parts.application)
 }
 
 /**

@@ -3,6 +3,7 @@
 // sacctmgr talking to a port where no slurmdbd listens; the full path with slurmdbd, nslcd and a job
 // runs in the local-cluster e2e test.
 import {execFileSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import {existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -90,6 +91,21 @@ function faultAt(when: (argv: string[]) => boolean, abort?: AbortController): Tr
   }
 }
 
+/** The ordinary account this file made on this machine (useradd), removed by that name in afterAll. */
+let localAccount: string | undefined
+
+/** A new ordinary account on this machine, without a home; needs root (CI runs the integration project as root). */
+function makeLocalAccount(): string {
+  const name = `citc-local-${process.pid}-${randomBytes(3).toString('hex')}`
+  try {
+    execFileSync('useradd', ['--no-create-home', '--shell', '/usr/sbin/nologin', name], {stdio: ['ignore', 'ignore', 'pipe']})
+  } catch (error) {
+    throw new Error(`this test makes an account of its own with useradd, which needs root: ${String((error as {stderr?: Buffer}).stderr ?? error).trim()}`)
+  }
+  localAccount = name
+  return name
+}
+
 beforeAll(async () => {
   s = await startSlapd()
   work = mkdtempSync(join(tmpdir(), 'citc-add-user-'))
@@ -106,8 +122,12 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await s?.stop()
-  if (work) rmSync(work, {recursive: true, force: true})
+  try {
+    await s?.stop()
+    if (work) rmSync(work, {recursive: true, force: true})
+  } finally {
+    if (localAccount) execFileSync('userdel', [localAccount])
+  }
 })
 
 describe('createUsers', () => {
@@ -161,11 +181,9 @@ describe('createUsers', () => {
   })
 
   it('refuses a name that exists on the node (getent passwd), changing nothing', async () => {
-    const local = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .map((l) => l.split(':')[0])
-      .find((n) => n && usernameProblem(n) === undefined)
-    if (!local) return // no ordinary local account on this machine
+    // An ordinary account of the test's own: a fresh CI machine may have none to borrow.
+    const local = makeLocalAccount()
+    expect(usernameProblem(local)).toBeUndefined()
     const before = snapshot()
     const error = await failure(createUsers(await prepare(local), base()))
     expect(error.message).toMatch(new RegExp(`"${local}" exists already on this machine \\(getent passwd: ${local}:x:\\d+`))

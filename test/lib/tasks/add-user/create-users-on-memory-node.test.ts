@@ -99,6 +99,22 @@ describe('createUsers on a node', () => {
     expect(changing(t)).toEqual(['ldapadd', 'mkdir', 'cp', 'mkdir', 'write /mnt/shared/home/alice/.ssh/authorized_keys', 'write /mnt/shared/home/alice/.password', 'chown', 'chmod'])
   })
 
+  it('FIDO security keys land in authorized_keys exactly as given', async () => {
+    // OpenSSH's test keys (openssh-portable regress/unittests/sshkey/testdata/ed25519_sk1.pub, ecdsa_sk1.pub).
+    const sk = [
+      'sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAICFo/k5LU8863u66YC9eUO2170QduohPURkQnbLa/dczAAAABHNzaDo= ED25519-SK test key #1',
+      'sk-ecdsa-sha2-nistp256@openssh.com AAAAInNrLWVjZHNhLXNoYTItbmlzdHAyNTZAb3BlbnNzaC5jb20AAAAIbmlzdHAyNTYAAABBBGdVPkKOLUMZ7b6rZfS8BOHotic4NX4MmuyEmiuvkaeKlbb1F+5oNezRYHpcF6P104trNVEONCu1XX1CA7px+QUAAAAEc3NoOg== ECDSA-SK test key #1',
+    ]
+    const {t} = managementNode()
+    const users = await prepareUsers([requestFromFlags({username: 'alice', firstName: 'Alice', surname: 'Liddell', keys: sk})])
+    const [created] = await createUsers(users, options(t))
+    expect(created.keys.map((k) => [k.type, k.bits, k.comment])).toEqual([
+      ['sk-ssh-ed25519@openssh.com', 256, 'ED25519-SK test key #1'],
+      ['sk-ecdsa-sha2-nistp256@openssh.com', 256, 'ECDSA-SK test key #1'],
+    ])
+    expect(t.text('/mnt/shared/home/alice/.ssh/authorized_keys')).toBe(`# Written by citc add-user.\n${sk.join('\n')}\n`)
+  })
+
   it('never puts the password in argv or on a command’s stdin: only the hash goes to ldapadd', async () => {
     const {t} = managementNode()
     await createUsers(await prepare('alice'), options(t))
