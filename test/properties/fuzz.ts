@@ -14,7 +14,7 @@ import {InvalidInputError} from '../../src/lib/errors.js'
  * Runs per property: small enough for a file under ~10 s on a loaded machine. Each run draws new inputs
  * (fast-check prints the seed and the shrunk input of a failure); CITC_PROPERTY_RUNS=5000 searches harder.
  */
-export const RUNS = Number(process.env.CITC_PROPERTY_RUNS ?? 300)
+export const RUNS = Number(process.env.CITC_PROPERTY_RUNS ?? 200)
 
 /**
  * A parser call that takes longer than this is a hang (catastrophic backtracking, a loop on an

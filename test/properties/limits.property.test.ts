@@ -2,7 +2,7 @@
 // never a crash or a hang; no write to disk while parsing; and the static: section citc writes itself
 // (config/limits-static-edit.ts) reads back as what was written.
 import fc from 'fast-check'
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 
 import {parseLimits, type ParseLimitsOptions} from '../../src/lib/config/limits.js'
 import {withStaticNode} from '../../src/lib/config/limits-static-edit.js'
@@ -11,7 +11,7 @@ import type {LocalGpu} from '../../src/lib/providers/local/gpus.js'
 import {localCatalogue} from '../../src/lib/providers/local/shapes.js'
 import type {Shape, ShapeCatalogue} from '../../src/lib/shapes/types.js'
 import type {StaticNodeSpec} from '../../src/lib/slurm/limits-types.js'
-import {anyText, fsWritesDuring, mutated, parsesOrLocates, RUNS, yamlDocument} from './fuzz.js'
+import {anyText, fsWritesDuring, HANG_MS, mutated, parsesOrLocates, RUNS, yamlDocument} from './fuzz.js'
 
 const shape = (name: string): Shape => ({name, sockets: 1, coresPerSocket: 2, threadsPerCore: 2, memoryMiB: 8192, realMemoryMiB: 7000, arch: 'x86_64'})
 const fixed = (provider: 'aws' | 'oracle', names: string[]): ShapeCatalogue => ({provider, source: 'test', get: (n) => (names.includes(n) ? shape(n) : undefined), names: () => names})
@@ -150,6 +150,15 @@ describe('the property harness itself', () => {
     expect(fsWritesDuring(() => fsNs.writeFileSync('/nonexistent/x', 'x'))).toEqual(['writeFileSync("/nonexistent/x")'])
     expect(fsWritesDuring(() => void promisesNs.mkdir('/nonexistent/y'))).toEqual(['promises.mkdir("/nonexistent/y")'])
     expect(fsWritesDuring(() => fsNs.openSync('/nonexistent/z', 'w'))).toEqual(['openSync("/nonexistent/z")'])
+  })
+
+  it('fails on a call slower than HANG_MS', () => {
+    const now = vi.spyOn(performance, 'now').mockReturnValueOnce(0).mockReturnValueOnce(HANG_MS + 1)
+    try {
+      expect(() => parsesOrLocates('x', 'limits.yaml', () => null)).toThrow(/took \d+ ms/)
+    } finally {
+      now.mockRestore()
+    }
   })
 
   it('fails on an error that is not an InvalidInputError, or one without a place', () => {
