@@ -2,7 +2,7 @@
 // otherwise be ignored silently); fields added later are declared here as optional.
 import {isAbsolute} from 'node:path'
 
-import {isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode} from 'yaml'
+import {isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node as YamlNode} from 'yaml'
 import {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
@@ -145,9 +145,26 @@ function locate(doc: Document, lc: LineCounter, file: string, path: PropertyKey[
       break
     }
   }
-  const offset = node?.range?.[0]
-  if (offset === undefined) return file
-  const {line, col} = lc.linePos(offset)
+  // No node at all (an empty file): the document's start, as every other file's problems are placed.
+  const {line, col} = lc.linePos(node?.range?.[0] ?? 0)
+  return `${file}:${line}:${col}`
+}
+
+/** file:line:col of the first alias whose anchor is missing, else of the first alias. */
+function aliasWhere(doc: Document, lc: LineCounter, file: string): string {
+  let first: number | undefined
+  let unresolved: number | undefined
+  visit(doc, {
+    Alias(_, node) {
+      first ??= node.range?.[0]
+      if (node.resolve(doc) === undefined) {
+        unresolved = node.range?.[0]
+        return visit.BREAK
+      }
+      return undefined
+    },
+  })
+  const {line, col} = lc.linePos(unresolved ?? first ?? 0)
   return `${file}:${line}:${col}`
 }
 
@@ -181,7 +198,14 @@ export function parseClusterYaml(text: string, file: string): ClusterRecord {
       'cluster.yaml is written by citc: fix the line shown, or remove the cluster and add it again',
     )
   }
-  const result = clusterRecordSchema.safeParse(doc.toJS(), {reportInput: true})
+  let value: unknown
+  try {
+    value = doc.toJS({maxAliasCount: 1000})
+  } catch (error) {
+    // An alias without its anchor, or aliases that expand beyond reason (the yaml library's guard).
+    throw new InvalidInputError([{where: aliasWhere(doc, lineCounter, file), message: (error as Error).message}], 'cluster.yaml is written by citc: write the value out instead of the alias')
+  }
+  const result = clusterRecordSchema.safeParse(value, {reportInput: true})
   if (!result.success) {
     throw new InvalidInputError(
       result.error.issues.flatMap((issue) => problemFor(issue, doc, lineCounter, file)),

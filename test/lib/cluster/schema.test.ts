@@ -85,10 +85,19 @@ describe('cluster.yaml schema', () => {
     expect(parseClusterYaml(without.replace('provider: oracle', 'provider: local'), FILE).mgmt.hostKeyFingerprint).toBeUndefined()
   })
 
-  it('an empty file is one problem about the document', () => {
+  it('an empty file is one problem about the document, at its start (as every file citc reads)', () => {
     const p = problems('')
     expect(p).toHaveLength(1)
-    expect(p[0].where).toBe(FILE)
+    expect(p[0].where).toBe(`${FILE}:1:1`)
+  })
+
+  // Found by test/properties (#23): both were a ReferenceError (exit 1, "a bug") instead of exit 3.
+  it('an alias without its anchor, or aliases that expand beyond reason, at the alias', () => {
+    expect(problems(good.replace('  region: uk-london-1', '  region: *nowhere'))).toEqual([
+      {where: `${FILE}:14:11`, message: expect.stringMatching(/^Unresolved alias .*nowhere/)},
+    ])
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]']
+    expect(problems(bomb.join('\n') + '\n')).toEqual([{where: `${FILE}:2:8`, message: expect.stringMatching(/Excessive alias count/)}])
   })
 
   it('checkClusterRecord reports against the given place', () => {
