@@ -48,7 +48,7 @@ const LAYERS: string[][] = [
   // The commands' base class (src/commands extend it); in src/lib only its types are imported.
   ['base-command.ts'],
   // Leaves: each imports errors.ts at most (stand-in.ts: the test seams).
-  ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts', 'ssh-fingerprint.ts', 'stand-in.ts'],
+  ['io.ts', 'cluster-name.ts', 'edit-distance.ts', 'package-root.ts', 'proc.ts', 'shell-quote.ts', 'ssh-fingerprint.ts', 'stand-in.ts', 'well-formed.ts'],
   ['errors.ts'],
 ]
 

@@ -54,7 +54,7 @@ describe('cluster.yaml: any input gives a record or a located error', () => {
   it('any text, any YAML document of its words, the valid file damaged', () => {
     fc.assert(fc.property(fc.oneof(anyText, yamlDocument(WORDS), mutated(VALID)), (text) => void parsesOrLocates(text, FILE, parse)), {
       numRuns: RUNS * 2,
-      examples: [['a: *x\n'], ['a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n']],
+      examples: [['a: *x\n'], [VALID[0].replace('user: opc', 'user: "op\\ud800c"')], ['a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n']],
     })
   })
 

@@ -11,6 +11,7 @@ import type {CloudSettings} from '../providers/cluster-view.js'
 import {isCloud, PROVIDER_MODULES, PROVIDER_NAMES, type Provider} from '../providers/registry.js'
 import {CLUSTER_NAME} from '../cluster-name.js'
 import {FINGERPRINT} from '../ssh-fingerprint.js'
+import {loneSurrogateProblem} from '../well-formed.js'
 
 export {CLUSTER_NAME} from '../cluster-name.js'
 /** OpenSSH's fingerprint of a host key: "SHA256:" and the base64 of the digest without padding. */
@@ -198,6 +199,17 @@ export function parseClusterYaml(text: string, file: string): ClusterRecord {
       'cluster.yaml is written by citc: fix the line shown, or remove the cluster and add it again',
     )
   }
+  // Text citc could not write back as it was read (the same check as every other YAML file: config/yaml.ts).
+  const halves: InputProblem[] = []
+  visit(doc, {
+    Scalar(_, node) {
+      const message = typeof node.value === 'string' ? loneSurrogateProblem(node.value) : undefined
+      if (!message) return
+      const {line, col} = lineCounter.linePos(node.range?.[0] ?? 0)
+      halves.push({where: `${file}:${line}:${col}`, message})
+    },
+  })
+  if (halves.length > 0) throw new InvalidInputError(halves, 'cluster.yaml is written by citc: fix the line shown, or remove the cluster and add it again')
   let value: unknown
   try {
     value = doc.toJS({maxAliasCount: 1000})

@@ -33,6 +33,7 @@ import type {z} from 'zod'
 
 import {InvalidInputError, type InputProblem} from '../errors.js'
 import {editDistance} from '../edit-distance.js'
+import {loneSurrogateProblem} from '../well-formed.js'
 
 export type YamlPath = readonly (string | number)[]
 
@@ -192,20 +193,6 @@ export function parseYamlDocument(text: string, fileLabel: string): YamlFile {
     where,
     problem: (path, message) => (path.length === 0 ? {where: where(path), message} : {where: where(path), path: formatPath(path), message}),
   }
-}
-
-/** Half of a UTF-16 surrogate pair on its own (with the u flag, a whole pair is one character and does not match). */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u
-
-/**
- * A "\ud800" escape without its other half: not a character. citc writes what it reads as UTF-8
- * (slurm.conf, LDIF, sacctmgr's arguments), where it would silently become U+FFFD.
- */
-function loneSurrogateProblem(text: string): string | undefined {
-  const half = LONE_SURROGATE.exec(text)?.[0]
-  if (half === undefined) return undefined
-  const code = `\\u${half.charCodeAt(0).toString(16).padStart(4, '0')}`
-  return `"${code}" is half of a UTF-16 surrogate pair, not a character; write the character itself (or its "\\U0001F600"-style escape)`
 }
 
 /**

@@ -100,6 +100,10 @@ describe('cluster.yaml schema', () => {
     expect(problems(bomb.join('\n') + '\n')).toEqual([{where: `${FILE}:2:8`, message: expect.stringMatching(/Excessive alias count/)}])
   })
 
+  it('refuses half a surrogate pair ("\\ud800"), which would not survive being written back as UTF-8', () => {
+    expect(problems(good.replace('user: opc', 'user: "op\\ud800c"'))).toEqual([{where: `${FILE}:7:9`, message: expect.stringMatching(/^"\\ud800" is half of a UTF-16 surrogate pair/)}])
+  })
+
   it('checkClusterRecord reports against the given place', () => {
     expect(() => checkClusterRecord({name: 'x'}, 'cluster.yaml')).toThrow(CitcError)
     try {
