@@ -118,7 +118,9 @@ export function parseKeyLine(rawLine: string, source: string): PublicKey | strin
 
 /** The key of a line whose blob was read and checked. */
 function publicKey(type: string, blob: Buffer, bits: number, tokens: string[], source: string, application?: string): PublicKey {
-  const comment = tokens.slice(2).join(' ').replace(CONTROL, '')
+  // Control characters out, then the words joined by one space: the line written reads back as this key
+  // with this comment (a comment "a \u0001" would otherwise leave "a " and read back as "a").
+  const comment = tokens.slice(2).join(' ').replace(CONTROL, ' ').split(/\s+/).filter(Boolean).join(' ')
   const b64 = blob.toString('base64')
   return {
     type,

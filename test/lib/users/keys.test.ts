@@ -112,6 +112,15 @@ describe('parseKeyLine (ssh2’s parser)', () => {
     }
   })
 
+  it('drops control characters from the comment and writes a line that reads back as the same key (found by the property tests)', () => {
+    const [type, data] = pub.ed25519.split(' ')
+    const k = ok(parseKeyLine(`${type} ${data} a \u0001`, 'test'))
+    expect(k.comment).toBe('a')
+    expect(k.line).toBe(`${type} ${data} a`)
+    expect(ok(parseKeyLine(`${type} ${data} x\u0007 y\tz`, 'test')).comment).toBe('x y z')
+    expect(parseKeyLine(k.line, 'test')).toEqual(k)
+  })
+
   it('refuses RSA under 2048 bits, saying how many', () => {
     expect(parseKeyLine(pub.rsa1024, 'test')).toMatch(/RSA key of 1024 bits is too weak: at least 2048/)
   })
