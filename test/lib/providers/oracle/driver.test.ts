@@ -197,14 +197,19 @@ describe('oracle driver: resume', () => {
   })
 
   it('a slow answer past the request time limit is transient and asked again', async () => {
-    cloud.fail({op: 'LaunchInstance', times: 1, status: 500, code: 'InternalError', delayMs: 700})
+    // The limit covers every call of the resume, and the fake answers on this event loop: the second
+    // launch must answer within it on a loaded machine too (a 200-ms limit failed it there), so 2 s.
+    // The slow answer comes after the limit: the client's timer, armed before the call is sent,
+    // expires before the fake's, armed later for longer, and Node fires timers in that order however
+    // late the loop runs. So the first attempt always times out, and no elapsed time is asserted.
+    cloud.fail({op: 'LaunchInstance', times: 1, status: 500, code: 'InternalError', delayMs: 2100})
     const {ctx, lines} = fakeContext()
-    const [o] = await makeDriver(cloud, images.file, {requestTimeoutMs: 200}).resume([node(1)], ctx)
+    const [o] = await makeDriver(cloud, images.file, {requestTimeoutMs: 2000}).resume([node(1)], ctx)
     expect(o).toMatchObject({ok: true, attempts: 2})
     expect(lines.some((l) => l.includes('transient (ETIMEDOUT), attempt 1'))).toBe(true)
-    // The fake answers the timed-out call 700 ms after it came and records it then: let that happen
-    // here, not in the next test's request list (a race the next test lost on a loaded machine).
-    await new Promise((r) => setTimeout(r, 700))
+    // The fake records the timed-out call when it answers it: wait for that here, not in the next
+    // test's request list (a race the next test lost on a loaded machine).
+    await vi.waitFor(() => expect(ops('LaunchInstance')).toHaveLength(2), {timeout: 30_000, interval: 50})
   })
 
   it('a partial failure fails only that node: capacity for one shape, the others start', async () => {
