@@ -216,7 +216,9 @@ describe('withLock across processes', () => {
   it('with wait, gives up after timeoutMs', async () => {
     const holder = await holdLock(dir, 'citc finish')
     const e = await caught(withLock(dir, 'citc destroy', () => {}, {wait: true, timeoutMs: 300, pollMs: 50, note: () => {}}))
-    expect(e.message).toMatch(new RegExp(`^gave up after 0 s: another citc finish \\(pid ${holder.pid}\\) has held this cluster since`))
+    // The message gives the time really waited, rounded: 0 s here, more when a loaded machine ran the
+    // last poll late. That it gave up at all (the holder never lets go) is the point.
+    expect(e.message).toMatch(new RegExp(`^gave up after \\d+ s: another citc finish \\(pid ${holder.pid}\\) has held this cluster since`))
   })
 
   it('stops waiting when the signal aborts (a cancellation)', async () => {

@@ -94,18 +94,22 @@ describe('run', () => {
 
   it('on timeout kills the whole process group and rejects', async () => {
     const pidFile = tmp('bg.pid')
-    const error = await run('sh', ['-c', 'sleep 300 & echo $! > "$1"; wait', 'sh', pidFile], {timeoutMs: 500}).catch((e: unknown) => e)
+    // The timeout must come after the shell started its background child and wrote its pid, or there
+    // is nothing to prove: a shell's start takes milliseconds, but on a loaded machine a 300–500-ms
+    // limit can come first (no pid file). 1.5 s leaves that start a wide margin.
+    const error = await run('sh', ['-c', 'sleep 300 & echo $! > "$1"; wait', 'sh', pidFile], {timeoutMs: 1500}).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CitcError)
     expect((error as CitcError).kind).toBe('remote')
-    expect((error as CitcError).message).toMatch(/timed out after 0.5 s/)
+    expect((error as CitcError).message).toMatch(/timed out after 1.5 s/)
     // The background grandchild was in the group: it is gone too.
     expect(pidAlive(readPid(pidFile))).toBe(false)
   })
 
   it('sends SIGKILL after the grace period to a group that ignores SIGTERM', async () => {
     const pidFile = tmp('stubborn.pid')
+    // As above: the shell must have set its trap and started its child before the limit (1.5 s).
     const error = await run('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! > "$1"; wait; wait', 'sh', pidFile], {
-      timeoutMs: 300,
+      timeoutMs: 1500,
       killGraceMs: 300,
     }).catch((e: unknown) => e)
     expect((error as CitcError).message).toMatch(/timed out/)
