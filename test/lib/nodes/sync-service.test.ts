@@ -1,7 +1,7 @@
 // How `citc node sync` runs (nodes/sync-service.ts): the service's loop (one run every N, a failing run
 // not fatal, stopped between runs by SIGTERM/SIGINT — real listeners, fired with process.emit), the
 // flags' seconds as the planner's milliseconds, and the one-line summary.
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 
 import {syncLoop, syncService, syncSettings, syncSummary} from '../../../src/lib/nodes/sync-service.js'
 
@@ -28,13 +28,24 @@ describe('syncLoop', () => {
   })
 
   it('stops during the wait between runs, without waiting the period out', async () => {
-    const stop = new AbortController()
-    let runs = 0
-    const started = Date.now()
-    setTimeout(() => stop.abort(), 50)
-    await syncLoop(60_000, async () => void runs++, stop.signal)
-    expect(runs).toBe(1)
-    expect(Date.now() - started).toBeLessThan(2000)
+    // On vitest's fake clock: the loop looks at the signal every 0.5 s of its wait, so it must end
+    // once the clock moved that far, whatever the machine's speed (a bound on real time did not).
+    vi.useFakeTimers()
+    try {
+      const stop = new AbortController()
+      let runs = 0
+      let ended = false
+      const loop = syncLoop(60_000, async () => void runs++, stop.signal).then(() => void (ended = true))
+      await vi.advanceTimersByTimeAsync(50)
+      expect(ended).toBe(false) // waiting for the next run
+      stop.abort()
+      await vi.advanceTimersByTimeAsync(500)
+      expect(ended).toBe(true)
+      await loop
+      expect(runs).toBe(1)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
