@@ -80,8 +80,10 @@ describe('recordNodeEvents', () => {
     const dir = tempDir()
     writeFileSync(join(dir, `${NODE_EVENTS_FILE}.lock`), `${process.pid} 1 x\n`)
     const started = Date.now()
-    expect(() => recordNodeEvents(dir, {resumeRequests: [{shape: 's'}]}, {waitMs: 300})).toThrow(new RegExp(`held by pid ${process.pid} .*counts of this run are lost`))
-    expect(Date.now() - started).toBeLessThan(3000)
+    expect(() => recordNodeEvents(dir, {resumeRequests: [{shape: 's'}]}, {waitMs: 300})).toThrow(new RegExp(`held by pid ${process.pid} for more than 300 ms: counts of this run are lost`))
+    // The 300-ms option bounded the wait, not the 5-s default: anything under 5 s proves it, and leaves
+    // a loaded machine 4.7 s of slack.
+    expect(Date.now() - started).toBeLessThan(5000)
     expect(readNodeEvents(dir)).toEqual(emptyNodeEvents())
   })
 

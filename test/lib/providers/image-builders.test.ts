@@ -208,14 +208,15 @@ describe('oracle image builder', () => {
     expect(await buildableArches(cloudRecord('aws'))).toEqual(['x86_64', 'arm64'])
     const dataDir = mkdtempSync(join(work, 'data-'))
     clusterRegistry(dataDir).create(cloudRecord('oracle'))
-    const io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: true, renderer: 'silent' as const}
-    const t0 = Date.now()
+    // No --yes and no terminal: asking first would fail with another message. What proves nothing
+    // connected or locked is the empty logs directory (the workflow writes its log first), not the
+    // time taken (a bound on it can fail on a loaded machine, importing the provider's module).
+    const io = {log: () => {}, note: () => {}, json: false, interactive: false, yes: false, renderer: 'silent' as const}
     for (const run of [() => rebuildImage(io, {cluster: 'demo', keep: 3, arch: 'arm64'}, dataDir), () => rollbackImage(io, {cluster: 'demo', arch: 'arm64'}, dataDir)]) {
       const e = (await run().catch((x: unknown) => x)) as CitcError
       expect(e.exitCode).toBe(2)
       expect(e.message).toBe('--arch arm64: citc cannot build arm64 images on oracle (it builds x86_64)')
     }
-    expect(Date.now() - t0).toBeLessThan(5000)
     expect(existsSync(join(dataDir, 'clusters', 'demo', 'logs')) && readdirSync(join(dataDir, 'clusters', 'demo', 'logs'))).toEqual([])
   })
 })

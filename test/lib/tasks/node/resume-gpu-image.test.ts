@@ -47,9 +47,10 @@ describe('resume of a GPU node whose image has no GPU driver', () => {
       clusterJson,
       JSON.stringify({version: 1, name: 'demo', sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: '/usr/local/libexec/citc', confPath: '/etc/slurm/slurm.conf', elasticLog, provider: 'local', driver: {}}),
     )
-    const t0 = Date.now()
+    // "At once" is what Slurm sees: the node DOWN with the reason and powered down (the updates below),
+    // so no job waits ResumeTimeout for it; the doubles have no waits, so real elapsed time (bounded
+    // before, which a loaded machine could exceed) proves nothing more.
     const outcomes = await runNodeProgram('resume', 'demo-g6-xlarge-0001,demo-c5-xlarge-0001', {clusterJson})
-    expect(Date.now() - t0).toBeLessThan(5000)
     const reason = 'citc: config: image v20261126053000 has no GPU driver; run citc rebuild-image'
     expect(outcomes.map((o) => [o.name, o.ok, o.error])).toEqual([
       ['demo-g6-xlarge-0001', false, reason],
