@@ -154,7 +154,9 @@ describe('citc metrics collect against slurmctld', () => {
     child!.kill('SIGTERM')
     const r = await done
     expect([r.code, r.stderr]).toEqual([0, ''])
-    expect(Date.now() - signalled).toBeLessThan(5000)
+    // It ends the cycle it is in (against a real slurmctld, seconds on a loaded machine), then exits:
+    // a bound far from this machine's speed; one that ignored SIGTERM would run until citc's 60 s.
+    expect(Date.now() - signalled).toBeLessThan(30_000)
   }, 60_000)
 
   it("has `citc node resume` count its nodes and failures by shape and class, and rewrite nodes.json", async () => {

@@ -105,7 +105,8 @@ describe.skipIf(!root)('machines fixture', () => {
     expect(a.exec(['cat'], {input: 'in'}).stdout).toBe('in')
     const t = Date.now()
     expect(() => a.exec(['sleep', '30'], {timeoutMs: 1500})).toThrow(/ws1: sleep 30 did not finish within 1500 ms/)
-    expect(Date.now() - t).toBeLessThan(5000)
+    // Not the sleep's 30 s: a bound far from this machine's speed (5 s was close on a loaded one).
+    expect(Date.now() - t).toBeLessThan(20_000)
   })
 
   it('lets the host in over SSH with the key it was given, checking the pinned host key', () => {
@@ -172,9 +173,8 @@ describe.skipIf(!root)('machines fixture', () => {
     expect(await connectOutcome(b.address, 6818, 3000)).toBe('refused')
     await b.blockPort(6818)
     expect(await connectOutcome(b.address, 6818, 2000)).toBe('timeout')
-    const t = Date.now()
+    // 'refused' is the proof (a dropped packet gives 'timeout' after 3 s): no elapsed bound needed.
     expect(await connectOutcome(b.address, 6819, 3000)).toBe('refused')
-    expect(Date.now() - t).toBeLessThan(1000)
     await b.unblockPort(6818)
     expect(await connectOutcome(b.address, 6818, 3000)).toBe('refused')
   })

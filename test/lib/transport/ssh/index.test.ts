@@ -219,15 +219,19 @@ describe('run', () => {
 
   it('on timeout signals the remote process and rejects', async () => {
     const pidFile = join(work, 'timeout.pid')
-    const error = await caught(t.run(['sh', '-c', 'echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 500}))
+    // The limit must come after sshd started the command and it wrote its pid (or the test has no
+    // pid to look at): a channel's start through sshd can take most of a second on a loaded machine,
+    // so 3 s, not 0.5.
+    const error = await caught(t.run(['sh', '-c', 'echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 3000}))
     expect(error.kind).toBe('remote')
-    expect(error.message).toMatch(/timed out after 0.5 s on .*: sh -c/)
+    expect(error.message).toMatch(/timed out after 3 s on .*: sh -c/)
     await waitFor('the remote process to exit', () => !pidAlive(Number(readFileSync(pidFile, 'utf8'))))
   })
 
   it('on timeout sends KILL to a remote process that ignores TERM', async () => {
     const pidFile = join(work, 'stubborn.pid')
-    const error = await caught(t.run(['sh', '-c', 'trap "" TERM; echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 300}))
+    // As above: the trap must be set and the pid written before the limit (3 s, not 0.3).
+    const error = await caught(t.run(['sh', '-c', 'trap "" TERM; echo $$ > "$1"; exec sleep 300', 'sh', pidFile], {timeoutMs: 3000}))
     expect(error.message).toMatch(/timed out/)
     await waitFor('the remote process to exit', () => !pidAlive(Number(readFileSync(pidFile, 'utf8'))))
   })
