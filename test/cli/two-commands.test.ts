@@ -96,15 +96,16 @@ function record(kind: Kind, scratch: string): ClusterRecordInput {
       return {...r, phase: 'creating', mgmt: {...mgmt, host: PENDING_HOST}} as ClusterRecord
     }
     case 'local':
-      // This machine is a local cluster's management node: a Slurm configuration that does not exist
-      // makes anything run after the lock fail at its first scontrol.
+      // This machine is a local cluster's management node: a Slurm configuration that Slurm refuses
+      // makes anything run after the lock fail at its first scontrol (a missing one would make scontrol
+      // look for a controller for 30 s).
       return {
         name: NAME,
         provider: 'local',
         createdAt: '2026-01-01T12:00:00Z',
         origin: 'created',
         mgmt: {host: 'localhost', port: 22, user: 'root', hostname: 'localhost'},
-        slurm: {confPath: join(scratch, 'no-such-slurm.conf')},
+        slurm: {confPath: join(scratch, 'broken-slurm.conf')},
         settings: {suspendTime: 300},
       } as ClusterRecordInput
   }
@@ -134,8 +135,13 @@ interface Row {
   wait: boolean
   /** Going on past the lock, it contacts the listener (proof that it went on). */
   contactsAfter: boolean
+  /** Else what it says (stdout and stderr) once past the lock. */
+  wentOn?: RegExp
   env?: NodeJS.ProcessEnv
 }
+
+/** A local cluster's command past the lock: its first scontrol refuses the broken slurm.conf. */
+const SCONTROL = /scontrol|configuration file|slurmctld does not answer/
 
 const ROWS: Row[] = [
   {command: 'finish', kind: 'registered', args: () => ['finish', '-c', NAME, '--limits', limitsAws, '--yes'], wait: true, contactsAfter: true},
@@ -152,18 +158,20 @@ const ROWS: Row[] = [
   {command: 'rebuild-image', kind: 'created', args: () => ['rebuild-image', '-c', NAME, '--yes'], wait: true, contactsAfter: true},
   {command: 'rebuild-image --rollback', kind: 'created', args: () => ['rebuild-image', '-c', NAME, '--rollback', '--yes'], wait: true, contactsAfter: true},
   // Terraform missing: after the lock, destroy stops at once (before any cloud call).
-  {command: 'destroy', kind: 'created', args: () => ['destroy', NAME, '--yes'], wait: false, contactsAfter: false, env: {CITC_TERRAFORM: '/nonexistent/terraform'}},
-  {command: 'destroy (apply never started)', kind: 'never-applied', args: () => ['destroy', NAME, '--yes'], wait: false, contactsAfter: false},
+  {command: 'destroy', kind: 'created', args: () => ['destroy', NAME, '--yes'], wait: false, contactsAfter: false, wentOn: /terraform/i, env: {CITC_TERRAFORM: '/nonexistent/terraform'}},
+  {command: 'destroy (apply never started)', kind: 'never-applied', args: () => ['destroy', NAME, '--yes'], wait: false, contactsAfter: false, wentOn: /Forgot prod/},
   {
     command: 'create (re-run of a cloud cluster)',
     kind: 'created',
     args: () => ['create', '--name', NAME, '--resume', '--suspend-time', '120', '--yes'],
     wait: false,
     contactsAfter: false,
+    // Its first step, under the lock.
+    wentOn: /Render the Terraform working directory/,
     env: {CITC_TERRAFORM: fakeTerraform},
   },
-  {command: 'cluster remove', kind: 'registered', args: () => ['cluster', 'remove', NAME, '--yes'], wait: false, contactsAfter: false},
-  {command: 'cluster remove (apply never started)', kind: 'never-applied', args: () => ['cluster', 'remove', NAME, '--yes'], wait: false, contactsAfter: false},
+  {command: 'cluster remove', kind: 'registered', args: () => ['cluster', 'remove', NAME, '--yes'], wait: false, contactsAfter: false, wentOn: /Forgot prod/},
+  {command: 'cluster remove (apply never started)', kind: 'never-applied', args: () => ['cluster', 'remove', NAME, '--yes'], wait: false, contactsAfter: false, wentOn: /Forgot prod/},
   {
     command: 'node add',
     kind: 'local',
@@ -171,14 +179,16 @@ const ROWS: Row[] = [
     args: () => ['node', 'add', '127.0.0.1', '-c', NAME, '--port', String(port), '--key', key, '--host-key', FINGERPRINT, '--yes'],
     wait: true,
     contactsAfter: false,
+    wentOn: SCONTROL,
   },
-  {command: 'node remove', kind: 'local', limits: joinedLimits, args: () => ['node', 'remove', 'ws1', '-c', NAME, '--yes'], wait: true, contactsAfter: false},
+  {command: 'node remove', kind: 'local', limits: joinedLimits, args: () => ['node', 'remove', 'ws1', '-c', NAME, '--yes'], wait: true, contactsAfter: false, wentOn: SCONTROL},
 ]
 
 /** A data dir with the row's cluster in it; returns its state dir. */
 function setUp(row: Row): {sandbox: CliSandbox; dir: string} {
   const sandbox = cliSandbox('two-commands')
   sandboxes.push(sandbox)
+  writeFileSync(join(sandbox.tmp, 'broken-slurm.conf'), 'NotASlurmKey=1\n')
   const registry = new ClusterRegistry(sandbox.dataDir)
   registry.create(record(row.kind, sandbox.tmp), (paths) => {
     if (row.limits) writeFileSync(join(paths.dir, 'limits.yaml'), row.limits(), {mode: 0o600})
@@ -197,7 +207,12 @@ function snapshot(dir: string): Record<string, string> {
       if (e.isDirectory()) {
         out[rel + '/'] = `dir ${(statSync(p).mode & 0o777).toString(8)}`
         walk(p)
-      } else out[rel] = readFileSync(p).toString('base64')
+      } else {
+        // Text as text (a readable diff when it fails), anything else as base64.
+        const bytes = readFileSync(p)
+        const text = bytes.toString('utf8')
+        out[rel] = Buffer.from(text, 'utf8').equals(bytes) ? text : `base64:${bytes.toString('base64')}`
+      }
     }
   }
   if (existsSync(dir)) walk(dir)
@@ -238,7 +253,12 @@ describe.each(ROWS)('$command, while another command holds the cluster', (row) =
       output += chunk
       if (output.includes(line)) announced()
     })
-    await waiting
+    await Promise.race([
+      waiting,
+      result.then((r) => {
+        throw new Error(`ended without waiting (exit ${r.code}): ${r.stderr}`)
+      }),
+    ])
     // Still waiting a while later: the holder's lock is untouched, nothing contacted.
     await new Promise((res) => setTimeout(res, 1000))
     expect(lockOf(dir)).toMatchObject({pid: holder.pid})
@@ -248,6 +268,7 @@ describe.each(ROWS)('$command, while another command holds the cluster', (row) =
     expect(r.stderr).not.toMatch(HELD)
     expect(r.stderr).not.toMatch(/gave up/)
     if (row.contactsAfter) expect(contacts - seen, `went on to the management node: ${r.stderr}`).toBeGreaterThan(0)
+    if (row.wentOn) expect(r.stdout + r.stderr).toMatch(row.wentOn)
     expect(lockOf(dir), 'the lock is released when the command ends').toBeUndefined()
   })
 
@@ -261,6 +282,7 @@ describe.each(ROWS)('$command, while another command holds the cluster', (row) =
     expect(r.stderr).toMatch(new RegExp(`note: taking over a stale lock: citc add-user \\(pid ${holder.pid}\\) took it at \\d\\d:\\d\\d:\\d\\d and is gone`))
     expect(r.stderr).not.toMatch(HELD)
     if (row.contactsAfter) expect(contacts - seen, `went on to the management node: ${r.stderr}`).toBeGreaterThan(0)
+    if (row.wentOn) expect(r.stdout + r.stderr).toMatch(row.wentOn)
     expect(lockOf(dir), 'the lock is released when the command ends').toBeUndefined()
   })
 })
