@@ -24,6 +24,8 @@ export const INTEGRATION = [
   'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
   'test/cli/status-watch.test.ts',
+  // Two commands at once: every writing command against a lock held by another process.
+  'test/cli/two-commands.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',

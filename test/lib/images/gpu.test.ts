@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {gpuDriverLabel, gpuGroupsInConf, gpuImageCheck, gpuImageVars, gresGpuCount, noGpuDriverReason} from '../../../src/lib/images/gpu.js'
+import {gpuGroupsInConf, gpuImageVars} from '../../../src/lib/images/gpu.js'
+import {gpuDriverLabel, gpuImageCheck, gresGpuCount, noGpuDriverReason} from '../../../src/lib/images/gpu-driver.js'
 import {gpuDriverOf} from '../../../src/lib/providers/image-types.js'
 import {catalogueFor} from '../../../src/lib/providers/catalogues.js'
 import {generateFromLimits} from '../../../src/lib/tasks/finish/generate-config.js'

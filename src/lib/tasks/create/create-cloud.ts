@@ -47,7 +47,7 @@ import {APPLY_STARTED, PLAN_FILE, PLAN_STEPS, readOutputs, terraformApply} from 
 import {createImageSteps} from '../rebuild-image/image-steps.js'
 import {cloudImageContext} from './cloud-image-steps.js'
 import {applyLimits} from './management-steps.js'
-import {registerNew, updateExisting} from './register-cloud-cluster.js'
+import {checkExisting, registerNew, updateExisting} from './register-cloud-cluster.js'
 
 export interface CreateCloudOptions {
   name: string
@@ -84,7 +84,9 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
     throw usageError('creating cloud resources needs a confirmation, and there is no terminal to ask on', 'pass --yes (or look first with --plan-only)')
   }
   const tool = await detectTerraform()
-  if (exists) updateExisting(io, opts, registry)
+  // An existing cluster's record is changed only under its lock (below); a new one is made here (its
+  // directory, where the lock lives, does not exist before).
+  if (exists) checkExisting(opts, registry)
   else registerNew(io, opts.resolved!, {suspendTime: opts.suspendTime, monitoring: opts.monitoring}, registry)
 
   const paths = registry.paths(name)
@@ -102,6 +104,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
           : new CitcError(error.kind, error.message, {hint: withRetry(error, resumeHint), details: error.details}),
     },
     async (wf) => {
+      if (exists) updateExisting(io, opts, registry)
       const limitsPath = join(paths.dir, 'limits.yaml')
       if (limits) writeFileSync(limitsPath, limits.text, {mode: 0o600})
       const record = () => registry.get(name)

@@ -73,12 +73,6 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       slurm: {confPath: LOCAL_CONF_PATH},
       settings: {suspendTime: input.suspendTime ?? DEFAULT_SUSPEND_TIME, ...monitoringSettings(input.monitoring)},
     })
-  } else if (input.suspendTime !== undefined && registry.get(input.name).settings?.suspendTime !== input.suspendTime) {
-    // A re-run with another --suspend-time changes it (finish writes it into slurm.conf).
-    const suspendTime = input.suspendTime
-    registry.update(input.name, (r) => {
-      r.settings = {...r.settings, suspendTime}
-    })
   }
   const paths = registry.paths(input.name)
   return clusterWorkflow(
@@ -97,6 +91,14 @@ export async function createLocal(io: Io, input: CreateLocalInput, dataDir: stri
       },
     },
     async (wf) => {
+      // A re-run with another --suspend-time changes it (finish writes it into slurm.conf): under the
+      // lock, as every write of the cluster's state.
+      const suspendTime = input.suspendTime
+      if (exists && suspendTime !== undefined && registry.get(input.name).settings?.suspendTime !== suspendTime) {
+        registry.update(input.name, (r) => {
+          r.settings = {...r.settings, suspendTime}
+        })
+      }
       const record = registry.get(input.name)
       writeFileSync(join(paths.dir, 'limits.yaml'), input.limitsText, {mode: 0o600})
       const ansibleLog = wf.logFile('ansible')

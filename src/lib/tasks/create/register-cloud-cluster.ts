@@ -78,14 +78,23 @@ export function registerNew(io: Io, r: ResolvedCloudCreate, given: {suspendTime?
   io.note(`Cluster ${name}: state in ${paths.dir}; the management node's host key is pinned (${host.fingerprint}).`)
 }
 
-/** An existing cluster continued or re-run with its recorded settings; only SuspendTime may change. */
-export function updateExisting(io: Io, opts: CreateCloudOptions, registry: ClusterRegistry) {
-  const {name, suspendTime} = opts
+/** An existing cluster to continue or re-run: refused before the lock if it is not this run's kind of cluster. */
+export function checkExisting(opts: CreateCloudOptions, registry: ClusterRegistry) {
+  const {name} = opts
   const record = registry.get(name)
   cloudOf(record)
   if (opts.resolved && opts.resolved.provider !== record.provider) {
     throw usageError(`cluster ${name} exists and is a ${record.provider} cluster`, 'choose another --name, or leave --provider out to continue it')
   }
+}
+
+/**
+ * An existing cluster continued or re-run with its recorded settings; only SuspendTime may change.
+ * It writes cluster.yaml: call it under the cluster's lock (another command may be writing it).
+ */
+export function updateExisting(io: Io, opts: CreateCloudOptions, registry: ClusterRegistry) {
+  const {name, suspendTime} = opts
+  const record = registry.get(name)
   if (!opts.resume) io.note(`Cluster ${name} exists: re-running every step with its recorded settings (they converge).`)
   // The one setting that may change after create: finish applies it (with the limits).
   if (suspendTime && Number(record.settings?.suspendTime) !== suspendTime) {

@@ -9,7 +9,7 @@
 // `finish --without-gpu-image`, then `citc rebuild-image`; meanwhile the resume program fails those
 // nodes at once with the same advice (tasks/node/node-programs.ts refuseWithoutGpuDriver).
 import {CitcError} from '../../errors.js'
-import {gpuImageCheck, type GpuImageCheck} from '../../images/gpu.js'
+import {gpuImageCheck, type GpuImageCheck} from '../../images/gpu-driver.js'
 import type {ImageBuilder} from '../../providers/image-types.js'
 import type {NodeGroup} from '../../slurm/nodes.js'
 import type {FinishPlan} from '../../slurm/plan.js'

@@ -8,7 +8,7 @@ import {dirname} from 'node:path'
 
 import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
-import {gresGpuCount, noGpuDriverReason} from '../../images/gpu.js'
+import {gresGpuCount, noGpuDriverReason} from '../../images/gpu-driver.js'
 import {providerModule} from '../../providers/registry.js'
 import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../../providers/types.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
