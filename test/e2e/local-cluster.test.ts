@@ -215,9 +215,10 @@ describe('a local cluster, end to end', () => {
     expect(nodeState('e2e-local-small-0001')).not.toMatch(/POWER/)
     const r = sh('sbatch', ['--wait', '-N2', '-o', '/dev/null', '--wrap', 'srun true'], {user: USER, timeoutMs: 60_000})
     expect(r.status).toBe(0)
-    // Slurm's Submit and Start are whole seconds: a start 1.2 s after a submit at x.9 reads as 2 s. "At
-    // once" is the point, against the 30-s pass a powered-up job would wait without citc's prolog.
-    expect(queuedSeconds(/Submitted batch job (\d+)/.exec(r.stdout)![1])).toBeLessThanOrEqual(2)
+    // On nodes that are up only citc's prolog could hold the job: it must not wait for Slurm's 30-s pass
+    // nor a ResumeTimeout, on any load. How fast it starts is a figure (bench/job-latency.ts, warm), and
+    // the prolog's answer on up nodes is proven against a real slurmctld (test/playbooks/prolog-slurmctld.test.ts).
+    expect(queuedSeconds(/Submitted batch job (\d+)/.exec(r.stdout)![1])).toBeLessThan(30)
   }, 90_000)
 
   it('powers the nodes down after the idle time', async () => {
@@ -330,14 +331,14 @@ describe('a local cluster, end to end', () => {
     // Take node 0004's slurmd port, so its slurmd cannot start.
     blocker = createServer()
     await new Promise<void>((resolve) => blocker!.listen(17_004, '0.0.0.0', resolve))
-    const t0 = Date.now()
     expect(sh('scontrol', ['update', 'NodeName=e2e-local-small-0004', 'State=POWER_UP']).status).toBe(0)
     const reason = await until('the failure reported to Slurm', 60_000, () => {
       const out = sh('scontrol', ['show', 'node', 'e2e-local-small-0004']).stdout
       return /Reason=(citc: start failed[^\n]*)/.exec(out)?.[1]
     })
     expect(reason).toMatch(/citc: start failed/)
-    expect(Date.now() - t0).toBeLessThan(60_000) // far below ResumeTimeout
+    // No time bound: the reason is citc's ("citc: start failed"), which only the node program reports —
+    // Slurm's own at ResumeTimeout says something else — and until() above already bounds the wait.
     expect(readFileSync('/var/log/citc/elastic.log', 'utf8')).toMatch(/e2e-local-small-0004: FAILED to start/)
     blocker.close()
     blocker = undefined
