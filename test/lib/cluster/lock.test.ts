@@ -1,73 +1,25 @@
-// The lock across real processes: a child `node -e` takes the lock through lock.ts (loaded with tsx)
-// and holds it until told to release it, or until it is killed by its PID.
-import {type ChildProcess, spawn, spawnSync} from 'node:child_process'
+// The lock across real processes: a child takes the lock through lock.ts and holds it until told to
+// release it, or until it is killed by its PID (test/helpers/lock-holder.ts).
+import {type ChildProcess, spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {dirname, join, resolve} from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {acquireLock, formatSince, withLock} from '../../../src/lib/cluster/lock.js'
+import {ROOT} from '../../helpers/cli.js'
+import {holdLock, stopHolders} from '../../helpers/lock-holder.js'
 import {CitcError} from '../../../src/lib/errors.js'
+
+const LOCK_TS = join(ROOT, 'src/lib/cluster/lock.ts')
 
 /** The holder <dir>/lock names (the file's format is lock.ts's header), if there is one. */
 function lockHolder(dir: string): {pid: number; what: string} | undefined {
   return existsSync(join(dir, 'lock')) ? JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) : undefined
 }
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-const LOCK_TS = join(ROOT, 'src/lib/cluster/lock.ts')
-
-const HOLDER = `
-import {acquireLock} from ${JSON.stringify(LOCK_TS)}
-const [dir, what] = process.argv.slice(1)
-const lock = await acquireLock(dir, what)
-process.stdout.write('locked\\n')
-process.stdin.setEncoding('utf8')
-process.stdin.on('data', (d) => {
-  if (d.includes('release')) { lock.release(); process.stdout.write('released\\n') }
-})
-setInterval(() => {}, 1 << 30)
-`
-
-interface Holder {
-  child: ChildProcess
-  pid: number
-  waitFor(line: string): Promise<void>
-  exited: Promise<void>
-}
-
 const children: ChildProcess[] = []
-
-async function holdLock(dir: string, what: string): Promise<Holder> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir, what], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  let out = ''
-  let err = ''
-  const waiters: Array<() => void> = []
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    out += d
-    for (const w of waiters.splice(0)) w()
-  })
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const exited = new Promise<void>((res) => child.once('exit', () => res()))
-  const waitFor = (line: string) =>
-    new Promise<void>((res, rej) => {
-      const check = () => {
-        if (out.split('\n').includes(line)) return res()
-        if (child.exitCode !== null || child.signalCode !== null) return rej(new Error(`holder exited: ${err}`))
-        waiters.push(check)
-      }
-      child.once('exit', () => (out.split('\n').includes(line) ? res() : rej(new Error(`holder exited before "${line}": ${err}`))))
-      check()
-    })
-  await waitFor('locked')
-  return {child, pid: child.pid!, waitFor, exited}
-}
 
 const alive = (pid: number) => {
   try {
@@ -93,13 +45,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'citc-lock-'))
 })
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null && c.pid) {
-      const gone = new Promise((res) => c.once('exit', res))
-      process.kill(c.pid, 'SIGKILL')
-      await gone
-    }
-  }
+  await stopHolders(children)
   rmSync(dir, {recursive: true, force: true})
 })
 
@@ -171,7 +117,7 @@ describe('withLock in one process', () => {
 
 describe('withLock across processes', () => {
   it('refuses while another process holds it, saying who and since when', async () => {
-    const holder = await holdLock(dir, 'citc finish')
+    const holder = await holdLock(dir, 'citc finish', children)
     let ran = false
     const e = await caught(
       withLock(dir, 'citc destroy', () => {
@@ -191,7 +137,7 @@ describe('withLock across processes', () => {
   })
 
   it('with wait, polls until the holder releases it, then runs', async () => {
-    const holder = await holdLock(dir, 'citc finish')
+    const holder = await holdLock(dir, 'citc finish', children)
     const notes: string[] = []
     let ran = false
     const waiting = withLock(
@@ -205,8 +151,7 @@ describe('withLock across processes', () => {
     )
     await new Promise((r) => setTimeout(r, 400))
     expect(ran).toBe(false)
-    holder.child.stdin!.write('release\n')
-    await holder.waitFor('released')
+    await holder.release()
     await waiting
     expect(ran).toBe(true)
     expect(notes).toEqual([`waiting for citc finish (pid ${holder.pid}) to release this cluster…`])
@@ -214,7 +159,7 @@ describe('withLock across processes', () => {
   })
 
   it('with wait, gives up after timeoutMs', async () => {
-    const holder = await holdLock(dir, 'citc finish')
+    const holder = await holdLock(dir, 'citc finish', children)
     const e = await caught(withLock(dir, 'citc destroy', () => {}, {wait: true, timeoutMs: 300, pollMs: 50, note: () => {}}))
     // The message gives the time really waited, rounded: 0 s here, more when a loaded machine ran the
     // last poll late. That it gave up at all (the holder never lets go) is the point.
@@ -222,7 +167,7 @@ describe('withLock across processes', () => {
   })
 
   it('stops waiting when the signal aborts (a cancellation)', async () => {
-    await holdLock(dir, 'citc finish')
+    await holdLock(dir, 'citc finish', children)
     const ac = new AbortController()
     setTimeout(() => ac.abort(), 200)
     const e = await caught(acquireLock(dir, 'citc destroy', {wait: true, timeoutMs: 30_000, pollMs: 5_000, signal: ac.signal, note: () => {}}))
@@ -230,9 +175,8 @@ describe('withLock across processes', () => {
   })
 
   it('takes over the lock of a holder that was killed, with a note', async () => {
-    const holder = await holdLock(dir, 'citc finish')
-    process.kill(holder.pid, 'SIGKILL')
-    await holder.exited
+    const holder = await holdLock(dir, 'citc finish', children)
+    await holder.kill()
     expect(lockHolder(dir)?.pid).toBe(holder.pid) // SIGKILL: no chance to clean up
     const notes: string[] = []
     await withLock(dir, 'citc destroy', () => expect(lockHolder(dir)?.what).toBe('citc destroy'), {note: (m) => notes.push(m)})
