@@ -11,31 +11,11 @@ import {stringify} from 'yaml'
 
 import {parseClusterYaml} from '../../src/lib/cluster/schema.js'
 import {loadClusterConfig} from '../../src/lib/tasks/create/config-file.js'
+import {FP, ORACLE_CLUSTER_YAML} from '../fixtures/cluster-yaml.js'
 import {anyText, mutated, parsesOrLocates, RUNS, yamlDocument} from './fuzz.js'
 
 const FILE = 'cluster.yaml'
-const FP = 'SHA256:' + 'A'.repeat(43)
-const VALID = [
-  `name: cheerful-macaw
-provider: oracle
-createdAt: 2026-11-21T12:01:02.000Z
-origin: created
-mgmt:
-  host: 203.0.113.7
-  user: opc
-  keyPath: /data/clusters/cheerful-macaw/keys/admin
-  hostKeyFingerprint: ${FP}
-  shape: VM.Standard.E4.Flex.2.16
-  ad: 1
-settings:
-  suspendTime: 300
-  region: uk-london-1
-terraform:
-  outputs:
-    ManagementPublicIP: 203.0.113.7
-    subnets: [a, b]
-`,
-]
+const VALID = [ORACLE_CLUSTER_YAML]
 const WORDS = ['name', 'provider', 'createdAt', 'origin', 'mgmt', 'host', 'user', 'keyPath', 'hostKeyFingerprint', 'shape', 'ad', 'port', 'settings', 'suspendTime', 'region', 'terraform', 'outputs', 'slurm', 'oracle', 'local', 'aws', 'created', FP]
 
 const CONFIGS = [

@@ -2,29 +2,11 @@ import {describe, expect, it} from 'vitest'
 
 import {checkClusterRecord, DEFAULT_PROGRAMS_DIR, DEFAULT_SLURM_CONF, parseClusterYaml} from '../../../src/lib/cluster/schema.js'
 import {CitcError, InvalidInputError} from '../../../src/lib/errors.js'
+import {FP, ORACLE_CLUSTER_YAML} from '../../fixtures/cluster-yaml.js'
 
-const FP = 'SHA256:' + 'A'.repeat(43)
 const FILE = '/data/clusters/cheerful-macaw/cluster.yaml'
 
-const good = `name: cheerful-macaw
-provider: oracle
-createdAt: 2026-11-21T12:01:02.000Z
-origin: created
-mgmt:
-  host: 203.0.113.7
-  user: opc
-  keyPath: /data/clusters/cheerful-macaw/keys/admin
-  hostKeyFingerprint: ${FP}
-  shape: VM.Standard.E4.Flex.2.16
-  ad: 1
-settings:
-  suspendTime: 300
-  region: uk-london-1
-terraform:
-  outputs:
-    ManagementPublicIP: 203.0.113.7
-    subnets: [a, b]
-`
+const good = ORACLE_CLUSTER_YAML
 
 function problems(text: string) {
   try {
