@@ -9,8 +9,8 @@ import {readCreateLimits} from '../finish/limits-file.js'
 
 import {InvalidInputError, type InputProblem} from '../../errors.js'
 import {promptsOf, type Io} from '../../io.js'
-import {gpusByType, localCatalogue} from '../../providers/local/shapes.js'
-import {detectGpus, nvidiaGpusDir, type LocalGpu} from '../../providers/local/gpus.js'
+import {detectHost, gpusByType, localCatalogue} from '../../providers/local/shapes.js'
+import {nvidiaGpusDir, type LocalGpu} from '../../providers/local/gpus.js'
 import type {CreateLocalInput} from './create-local.js'
 import {clusterName} from './cluster-name.js'
 import type {GpuNodes} from './create-request.js'
@@ -39,8 +39,9 @@ export interface LocalCreateGiven {
 export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promise<Omit<CreateLocalInput, 'packageRoot' | 'provider'>> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
-  const gpuRoot = given.gpuRoot ?? '/'
-  const gpus = detectGpus(gpuRoot)
+  // This machine, read once: its GPUs decide the question and the defaults, and the catalogue is built from it.
+  const host = detectHost(undefined, given.gpuRoot ?? '/')
+  const {gpus} = host
   if (given.gpuNodes) refuseGpuNodes(given.gpuNodes.from, gpus, given)
   const name = await clusterName(given.name, '--name', ask ? prompts : undefined)
 
@@ -52,7 +53,7 @@ export async function resolveLocalCreate(io: Io, given: LocalCreateGiven): Promi
   } else if (ask) {
     limitsFile = '(wizard)'
     const lines: string[] = []
-    const catalogue = localCatalogue(undefined, gpuRoot)
+    const catalogue = localCatalogue(host)
     for (const shapeName of catalogue.names()) {
       const shape = catalogue.get(shapeName)!
       if (shape.gpu) continue // GPU nodes: the question below
