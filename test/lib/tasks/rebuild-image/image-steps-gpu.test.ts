@@ -4,13 +4,9 @@
 import {describe, expect, it} from 'vitest'
 
 import {gpuGroupsInConf} from '../../../../src/lib/images/gpu.js'
-import type {ImageBuilder} from '../../../../src/lib/providers/image-types.js'
-import type {ClusterRecord} from '../../../../src/lib/cluster/schema.js'
 import {generateFromLimits} from '../../../../src/lib/tasks/finish/generate-config.js'
-import {type ImageContext, inputsStep} from '../../../../src/lib/tasks/rebuild-image/image-steps.js'
-import {MemoryTransport} from '../../../doubles/memory-transport.js'
+import {imageBuildVars} from '../../../helpers/image-inputs.js'
 
-const CONF = '/mnt/shared/etc/slurm/slurm.conf'
 
 /** slurm.conf as finish renders it for these AWS limits. */
 const confFor = (limitsText: string) =>
@@ -19,21 +15,7 @@ const confFor = (limitsText: string) =>
 const GPU_LIMITS = 'c5.xlarge: 4\ng6.xlarge: 2\n'
 const CPU_LIMITS = 'c5.xlarge: 4\n'
 
-/** inputsStep run against a management node holding this slurm.conf (or none). */
-async function buildVars(conf: string | undefined, gpuDriverInImage = true): Promise<Record<string, unknown>> {
-  const node = new MemoryTransport({files: conf === undefined ? {} : {[CONF]: conf}})
-  node.on(['dpkg-query', '-W', '-f=${Version}', 'slurmctld'], {stdout: '22.05.8-4+deb12u3'})
-  const builder = {gpuDriverInImage, playbookVars: async () => ({provider: 'aws', cluster_name: 'lab'})} as unknown as ImageBuilder
-  const ctx = {
-    record: {name: 'lab', provider: 'aws', slurm: {confPath: CONF}} as unknown as ClusterRecord,
-    management: node,
-    builder,
-    arch: 'x86_64',
-    keep: 3,
-  } as unknown as ImageContext
-  await inputsStep<ImageContext>().run(ctx, {output: ''} as never)
-  return ctx.playbookVars!
-}
+const buildVars = (conf: string | undefined, gpuDriverInImage = true) => imageBuildVars(conf, {gpuDriverInImage})
 
 describe('the GPU driver in image builds', () => {
   it('finish’s GPU lines are read back: one group per GPU shape, with its count and model', () => {

@@ -3,28 +3,12 @@
 // NVSwitch shape (catalogue flag Gpu.nvswitch, read back through finish's shape= feature).
 import {describe, expect, it} from 'vitest'
 
-import type {ClusterRecord} from '../../../../src/lib/cluster/schema.js'
-import type {ImageBuilder} from '../../../../src/lib/providers/image-types.js'
 import {generateFromLimits} from '../../../../src/lib/tasks/finish/generate-config.js'
-import {type ImageContext, inputsStep} from '../../../../src/lib/tasks/rebuild-image/image-steps.js'
-import {MemoryTransport} from '../../../doubles/memory-transport.js'
+import {imageBuildVars} from '../../../helpers/image-inputs.js'
 
-const CONF = '/mnt/shared/etc/slurm/slurm.conf'
-
-async function buildVars(provider: 'aws' | 'google', limitsText: string): Promise<Record<string, unknown>> {
-  const conf = generateFromLimits({provider, clusterId: 'lab', limitsText, limitsFile: 'limits.yaml'}).generated.slurmConf
-  const node = new MemoryTransport({files: {[CONF]: conf}})
-  node.on(['dpkg-query', '-W', '-f=${Version}', 'slurmctld'], {stdout: '22.05.8-4+deb12u3'})
-  const ctx = {
-    record: {name: 'lab', provider, slurm: {confPath: CONF}} as unknown as ClusterRecord,
-    management: node,
-    builder: {gpuDriverInImage: true, playbookVars: async () => ({provider, cluster_name: 'lab'})} as unknown as ImageBuilder,
-    arch: 'x86_64',
-    keep: 3,
-  } as unknown as ImageContext
-  await inputsStep<ImageContext>().run(ctx, {output: ''} as never)
-  return ctx.playbookVars!
-}
+/** The build's variables for the slurm.conf finish writes from these limits. */
+const buildVars = (provider: 'aws' | 'google', limitsText: string) =>
+  imageBuildVars(generateFromLimits({provider, clusterId: 'lab', limitsText, limitsFile: 'limits.yaml'}).generated.slurmConf, {provider})
 
 describe('Fabric Manager in image builds', () => {
   it('a cluster with an NVSwitch shape builds with compute_gpu_nvswitch: true', async () => {
