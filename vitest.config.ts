@@ -1,8 +1,8 @@
 import {defineConfig} from 'vitest/config'
 
-import {ALL_TESTS, E2E, INTEGRATION} from './vitest.projects.js'
+import {ALL_TESTS, E2E, FAULTS, INTEGRATION} from './vitest.projects.js'
 
-// Three projects (vitest.projects.ts says which file is where): `vitest run` runs all three, as
+// Four projects (vitest.projects.ts says which file is where): `vitest run` runs all four, as
 // `npm test` and CI do; `--project unit` (npm run test:unit) runs the quick part alone.
 export default defineConfig({
   test: {
@@ -19,9 +19,10 @@ export default defineConfig({
       // Unit files share their worker's module cache (isolate: false): the project takes half the time
       // (import dominates). Unit tests restore what they change in process.env and start no process
       // that outlives them, so one file cannot see another's leftovers.
-      {extends: true, test: {name: 'unit', include: [ALL_TESTS], exclude: [...INTEGRATION, ...E2E], isolate: false}},
+      {extends: true, test: {name: 'unit', include: [ALL_TESTS], exclude: [...INTEGRATION, ...E2E, ...FAULTS], isolate: false}},
       {extends: true, test: {name: 'integration', include: INTEGRATION}},
       {extends: true, test: {name: 'e2e', include: E2E}},
+      {extends: true, test: {name: 'faults', include: FAULTS}},
     ],
   },
 })

@@ -9,6 +9,9 @@
 //                ansible-playbook, and the built CLI (bin/run.js → dist/) run as a user runs it.
 //   e2e          whole clusters on this machine or behind sshd (test/e2e, serialized on the machine
 //                lock), and every test that drives citc on a pseudo-terminal.
+//   faults       the fault suite (test/faults, issue #23): real components killed, cut off, filled up or
+//                loaded on purpose, and what recovers them. Its own project so the others stay quick;
+//                bench/faults.ts runs it and prints one line per class of fault.
 
 /** Real daemons on loopback, Ansible, or the built CLI as a child process. */
 export const INTEGRATION = [
@@ -24,8 +27,6 @@ export const INTEGRATION = [
   'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
   'test/cli/status-watch.test.ts',
-  // Two commands at once: every writing command against a lock held by another process.
-  'test/cli/two-commands.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
@@ -64,5 +65,8 @@ export const E2E = [
   'test/cli/wizard.test.ts',
 ]
 
-/** Every test file; unit is what the two lists above leave. */
+/** The fault suite: every file under test/faults. */
+export const FAULTS = ['test/faults/**/*.test.ts']
+
+/** Every test file; unit is what the three lists above leave. */
 export const ALL_TESTS = 'test/**/*.test.ts'

@@ -1,11 +1,11 @@
 // The vitest projects (vitest.projects.ts): every test file runs in exactly one of unit, integration
-// and e2e, and a unit file starts no daemon, needs no build and drives nothing on a terminal — so
+// e2e and faults, and a unit file starts no daemon, needs no build and drives nothing on a terminal — so
 // `npm run test:unit` stays quick and runs without root. A new file lands in unit unless listed.
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {E2E, INTEGRATION} from '../vitest.projects.js'
+import {E2E, FAULTS, INTEGRATION} from '../vitest.projects.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const DIR_GLOB = '/**/*.test.ts'
@@ -20,6 +20,7 @@ const matches = (entry: string, file: string) => (entry.endsWith(DIR_GLOB) ? fil
 const projectsOf = (file: string) => [
   ...(INTEGRATION.some((e) => matches(e, file)) ? ['integration'] : []),
   ...(E2E.some((e) => matches(e, file)) ? ['e2e'] : []),
+  ...(FAULTS.some((e) => matches(e, file)) ? ['faults'] : []),
 ]
 
 /** What makes a file integration or e2e: a helper that starts a daemon or a pty, the built CLI, a playbook. */
@@ -41,13 +42,13 @@ describe('vitest projects', () => {
   })
 
   it('lists only files and directories that exist', () => {
-    for (const entry of [...INTEGRATION, ...E2E]) {
+    for (const entry of [...INTEGRATION, ...E2E, ...FAULTS]) {
       const path = entry.endsWith(DIR_GLOB) ? entry.slice(0, -DIR_GLOB.length) : entry
       expect(existsSync(join(ROOT, path)), entry).toBe(true)
     }
   })
 
-  it('puts every file in at most one of integration and e2e (unit takes the rest)', () => {
+  it('puts every file in at most one of integration, e2e and faults (unit takes the rest)', () => {
     for (const file of testFiles) expect(projectsOf(file).length, `${file}: ${projectsOf(file).join(', ')}`).toBeLessThanOrEqual(1)
   })
 

@@ -31,7 +31,7 @@ import {PENDING_HOST, type ClusterRecord, type ClusterRecordInput} from '../../s
 import {citc, type CliResult} from '../helpers/cli.js'
 import {cloudRecord} from '../helpers/cloud-records.js'
 import {holdLock, stopHolders} from '../helpers/lock-holder.js'
-import {cliSandbox, type CliSandbox} from './support.js'
+import {cliSandbox, type CliSandbox} from '../cli/support.js'
 
 const NAME = 'prod'
 const FINGERPRINT = 'SHA256:' + 'A'.repeat(43)
