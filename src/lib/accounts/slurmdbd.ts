@@ -174,9 +174,20 @@ function loadLimits(changes: readonly Change[]): string[] {
 }
 
 /**
+ * Free text as a load file must hold it. sacctmgr reads each line of the file as a config line first
+ * (src/sacctmgr/file_functions.c, _get_next_line): everything from a "#" on is a comment, and a
+ * backslash escapes the character after it and is dropped. Unescaped, a description "Room #2" leaves
+ * an unterminated quote (sacctmgr stops: nothing of the file is loaded), and "C:\lab" is stored as
+ * "C:lab" (`modify` stores it as written: every later apply would find it changed). Escaped, both
+ * read back as written.
+ */
+export const loadQuoted = (text: string): string => `'${text.replace(/[\\#]/g, (c) => `\\${c}`)}'`
+
+/**
  * The file `sacctmgr load` reads for a run of added accounts and users (the format of `sacctmgr
  * dump`): each `Parent - 'p'` line says where the Account and User lines after it go. Names were
- * checked by parse.ts; free text holds no quote (names.ts textProblem), so '…' cannot be broken out of.
+ * checked by parse.ts; free text holds no quote (names.ts textProblem), so '…' cannot be broken out of,
+ * and its "#" and backslashes are escaped (loadQuoted).
  */
 export function loadText(batch: readonly AccountOp[], cluster: string): string {
   const lines = [`Cluster - '${cluster}'`]
@@ -189,8 +200,8 @@ export function loadText(batch: readonly AccountOp[], cluster: string): string {
     if (op.op === 'addAccount') {
       under(op.parent)
       const text = [
-        ...(op.description === undefined ? [] : [`Description='${op.description}'`]),
-        ...(op.organisation === undefined ? [] : [`Organization='${op.organisation}'`]),
+        ...(op.description === undefined ? [] : [`Description=${loadQuoted(op.description)}`]),
+        ...(op.organisation === undefined ? [] : [`Organization=${loadQuoted(op.organisation)}`]),
       ]
       lines.push([`Account - '${op.account}'`, ...text, ...loadLimits(op.limits)].join(':'))
     } else if (op.op === 'addUser') {
