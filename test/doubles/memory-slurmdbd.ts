@@ -1,8 +1,9 @@
 // A slurmdbd held in memory, behind a MemoryTransport's sacctmgr: it answers the queries citc reads
 // accounts with (sacctmgr-state.ts, tres, qos) from an AccountingState, takes `sacctmgr load` files as
-// sacctmgr reads them (sacctmgr-load-file.ts: a bad line loads nothing, exit 1) and `modify account`,
-// and changes the state as slurmdbd 22.05 does (test/lib/accounts/apply-state.ts). `ignore` is the
-// fault a verify step exists for: a change sacctmgr accepts (exit 0) and slurmdbd does not keep.
+// sacctmgr reads them (sacctmgr-load-file.ts: a bad line loads nothing, exit 1; a Parent line naming a
+// missing account loads what came before it, exit 1 — both seen on slurmdbd 22.05) and `modify
+// account`, and changes the state as slurmdbd 22.05 does (test/lib/accounts/apply-state.ts). `ignore`
+// is the fault a verify step exists for: a change sacctmgr accepts (exit 0) and slurmdbd does not keep.
 import {type AccountOp, type Change} from '../../src/lib/accounts/ops.js'
 import {ASSOC_FIELDS} from '../../src/lib/accounts/sacctmgr-state.js'
 import type {AccountingState, AccountState} from '../../src/lib/accounts/types.js'
@@ -54,13 +55,15 @@ export class MemorySlurmdbd {
       const path = (words.find((w) => w.startsWith('file=')) ?? '').slice(5)
       const text = node.text(path)
       if (text === undefined) return {exitCode: 1, stderr: ` Unable to read "${path}": No such file or directory\n`}
+      let read: {ops: AccountOp[]; stop?: string}
       try {
-        this.keep(this.loadOps(readLoadFile(text)))
+        read = this.loadOps(readLoadFile(text))
       } catch (error) {
         if (error instanceof LoadFileError) return {exitCode: 1, stderr: `${error.message}\n`}
         throw error
       }
-      return {stdout: ' Done adding cluster\n'}
+      this.keep(read.ops)
+      return read.stop ? {exitCode: 1, stderr: `${read.stop}\n`} : {stdout: ' Done adding cluster\n'}
     }
     if (verb === 'modify' && what === 'account') {
       const name = (words.find((w) => w.startsWith('name=')) ?? '').slice(5)
@@ -100,15 +103,19 @@ export class MemorySlurmdbd {
     return [{field, ...(Number(value) < 0 ? {} : {to: value})}]
   }
 
-  /** A load file's lines as the operations slurmdbd does for them (every line read first). */
-  private loadOps(lines: LoadLine[]): AccountOp[] {
+  /**
+   * A load file's lines as the operations slurmdbd does for them (every line read first). A Parent
+   * line naming an account slurmdbd does not have stops the reading, and what was read before it is
+   * added all the same (`stop`: sacctmgr's message; it exits 1) — as sacctmgr 22.05 does.
+   */
+  private loadOps(lines: LoadLine[]): {ops: AccountOp[]; stop?: string} {
     const ops: AccountOp[] = []
     const known = new Set(this.state.accounts.map((a) => a.name))
     let parent = 'root'
     for (const l of lines) {
       if (l.object === 'Cluster') continue
       if (l.object === 'Parent') {
-        if (!known.has(l.name)) throw new LoadFileError(` line(${l.line}) You need to add this parent (${l.name}) as a child before you can add children to it.`, l.line)
+        if (!known.has(l.name)) return {ops, stop: ` line(${l.line}) You need to add this parent (${l.name}) as a child before you can add children to it.`}
         parent = l.name
       } else if (l.object === 'Account') {
         const changes = Object.entries(l.options).flatMap(([k, v]) => this.changes(k, v, l.line))
@@ -131,7 +138,7 @@ export class MemorySlurmdbd {
         throw new LoadFileError(` Misformatted line(${l.line})`, l.line)
       }
     }
-    return ops
+    return {ops}
   }
 
   private show(what: string, args: string[]): string {

@@ -155,6 +155,8 @@ describe('batches of sacctmgr calls', () => {
     expect(loadText(ops, 'clu')).toBe(
       [
         "Cluster - 'clu'",
+        // The parents slurmdbd must have, first: one gone stops the load before anything is read.
+        "Parent - 'root'",
         "Parent - 'root'",
         "Account - 'physics':Description='Physics: the department':Organization='Science':GrpTRESMins=cpu=6000,gres/gpu=60:MaxJobs=10:MaxWallDurationPerJob=2880:Fairshare=10:QOS='high,normal'",
         "Parent - 'physics'",
@@ -177,7 +179,7 @@ describe('batches of sacctmgr calls', () => {
     const texts = ['Room #2, C:\\share', 'a\\#b', 'ends with \\', '##', 'plain: text']
     const ops: AccountOp[] = texts.map((t, i) => ({op: 'addAccount', account: `a${i}`, parent: 'root', description: t, organisation: t, limits: []}))
     const text = loadText(ops, 'clu')
-    expect(text.split('\n')[2]).toBe("Account - 'a0':Description='Room \\#2, C:\\\\share':Organization='Room \\#2, C:\\\\share'")
+    expect(text.split('\n')[3]).toBe("Account - 'a0':Description='Room \\#2, C:\\\\share':Organization='Room \\#2, C:\\\\share'")
     const read = readLoadFile(text).filter((l) => l.object === 'Account')
     expect(read.map((l) => [l.options.Description, l.options.Organization])).toEqual(texts.map((t) => [t.toLowerCase(), t.toLowerCase()]))
     // What an unescaped line does there: the comment leaves the quote open, and sacctmgr stops.

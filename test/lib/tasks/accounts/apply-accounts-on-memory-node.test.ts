@@ -12,7 +12,7 @@ import {join} from 'node:path'
 import {afterAll, afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {AccountOp} from '../../../../src/lib/accounts/ops.js'
-import {AccountsStore} from '../../../../src/lib/accounts/slurmdbd.js'
+import {AccountsStore, loadFailure} from '../../../../src/lib/accounts/slurmdbd.js'
 import type {AccountingState} from '../../../../src/lib/accounts/types.js'
 import {clusterRegistry} from '../../../../src/lib/cluster/registry.js'
 import {CitcError} from '../../../../src/lib/errors.js'
@@ -135,7 +135,37 @@ describe('accounts apply verifies what slurmdbd holds after the apply', () => {
   })
 })
 
-describe('AccountsStore.apply: a load with a bad line', () => {
+describe('AccountsStore.apply: a load that fails', () => {
+  it('an account removed since the plan: the load stops at its Parent line before anything is read, and adds nothing', async () => {
+    const withDoomed: AccountingState = {
+      ...START,
+      accounts: [...START.accounts, {name: 'doomed', parent: 'root', description: 'doomed', organisation: 'doomed', limits: {fairshare: 1}, users: []}],
+    }
+    const db = new MemorySlurmdbd(withDoomed, {tres: ['cpu'], qos: ['normal']})
+    const store = await AccountsStore.open(managementNode(db), CONF)
+    const ops: AccountOp[] = [
+      {op: 'addAccount', account: 'lab-three', parent: 'root', limits: []},
+      {op: 'addUser', user: 'bob', account: 'lab-three'},
+      {op: 'addUser', user: 'alice', account: 'doomed'},
+    ]
+    db.state = START // someone removed doomed
+    await expect(store.apply(ops, () => undefined)).rejects.toThrow(
+      /sacctmgr load failed on the memory node \(exit 1\); nothing of it was added; at "Parent - 'doomed'": account doomed is not in slurmdbd \(removed since the plan was made\?\)/,
+    )
+    expect(db.state).toEqual(START)
+  })
+
+  it('a failure after lines were read says that what was added stays', () => {
+    const text = "Cluster - 'mem'\nParent - 'root'\nParent - 'root'\nAccount - 'a'\nParent - 'b'\nUser - 'alice'\n"
+    const late = loadFailure(text, {exitCode: 1, stdout: '', stderr: ' line(5) You need to add this parent (b) as a child before you can add children to it.\n'}, 'node')
+    expect(late.message).toMatch(/^sacctmgr load failed on node \(exit 1\) at "Parent - 'b'": account b is not in slurmdbd .*; what it added before that stays\n/)
+    const refused = loadFailure(text, {exitCode: 1, stdout: '', stderr: ' Problem with requests: Unspecified error\n'}, 'node')
+    expect(refused.message).toMatch(/^sacctmgr load failed on node \(exit 1\); what it added before that stays\nProblem with requests/)
+    const unread = loadFailure(text, {exitCode: 1, stdout: '', stderr: ' Unknown option: MaxJobs=x\n Problem with line(4)\n'}, 'node')
+    expect(unread.message).toMatch(/nothing of it was added; at "Account - 'a'"/)
+    expect(unread.hint).toMatch(/run `citc accounts apply` again/)
+  })
+
   it('changes nothing, names the file’s line, and removes its temporary file', async () => {
     const db = new MemorySlurmdbd(START, {tres: ['cpu', 'mem', 'node'], qos: ['normal']})
     const node = managementNode(db)
