@@ -1,0 +1,86 @@
+// `citc node resume` of an AWS cluster in this process, as slurmctld would run it, against the fake EC2
+// (test/doubles/cloud-api/ec2.ts, a TEST DOUBLE): a stand-in cluster.json with AWS's section and
+// `standIn.driver` pointing at the fake and at an images.json, the real node program
+// (runNodeProgram) and the real AWS driver and SDK — slurmctld's side replaced by a recording
+// Controller (spies, not vi.mock: unit files share their worker's module cache).
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {vi} from 'vitest'
+
+import {Controller, type NodeState} from '../../src/lib/slurm/controller.js'
+import type {DriverStandIn} from '../../src/lib/stand-in.js'
+import type {FakeEc2} from '../doubles/cloud-api/ec2.js'
+
+/** The environment the AWS SDK's default chain reads: emptied, so only the fake IMDS answers. */
+const AWS_ENV = [
+  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_DEFAULT_PROFILE',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_ROLE_ARN', 'AWS_EC2_METADATA_DISABLED', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_REGION',
+  'AWS_DEFAULT_REGION', 'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_EC2', 'AWS_EC2_METADATA_SERVICE_ENDPOINT',
+  'AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE',
+]
+
+/** Empty the AWS environment (credential files pointed into `dir`, which holds none); returns the restore. */
+export function isolateAwsEnv(dir: string): () => void {
+  const saved = new Map(AWS_ENV.map((k) => [k, process.env[k]]))
+  for (const k of AWS_ENV) delete process.env[k]
+  process.env.AWS_SHARED_CREDENTIALS_FILE = join(dir, 'no-credentials')
+  process.env.AWS_CONFIG_FILE = join(dir, 'no-config')
+  return () => {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+}
+
+export const AWS_ZONE = 'eu-west-2a'
+
+/**
+ * cluster.json of AWS cluster `cluster` in `dir` whose node driver talks to `fake` and reads `imagesJson`;
+ * sets the metadata endpoint the SDK reads from the environment (the stand-in requires it to agree).
+ */
+export function awsClusterJson(dir: string, fake: FakeEc2, o: {cluster?: string; imagesJson: string; driver?: DriverStandIn}): {clusterJson: string; elasticLog: string} {
+  process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = fake.metadataUrl
+  const clusterJson = join(dir, 'cluster.json')
+  const elasticLog = join(dir, 'elastic.log')
+  const doc = {
+    version: 1,
+    name: o.cluster ?? 'demo',
+    sharedDir: '/mnt/shared',
+    slurmUser: 'root',
+    programsDir: '/usr/local/libexec/citc',
+    confPath: '/etc/slurm/slurm.conf',
+    elasticLog,
+    provider: 'aws',
+    driver: {
+      region: 'eu-west-2',
+      zone: AWS_ZONE,
+      mgmtPrivateIp: '10.0.0.10',
+      sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
+      vpcId: 'vpc-0abc',
+      subnetId: 'subnet-0abc',
+      securityGroupId: 'sg-0abc',
+      nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-demo-mgmt',
+      baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
+    },
+    standIn: {driver: {endpoints: {api: fake.url, metadata: fake.metadataUrl}, imagesJson: o.imagesJson, ...o.driver}},
+  }
+  writeFileSync(clusterJson, JSON.stringify(doc))
+  return {clusterJson, elasticLog}
+}
+
+/**
+ * slurmctld as the node program sees it: `nodes` answers with these nodes (features shape=…,arch=…),
+ * every `scontrol update` is recorded in `updates`. Restore with vi.restoreAllMocks().
+ */
+export function recordingController(nodes: NodeState[]): {updates: string[][]} {
+  const updates: string[][] = []
+  vi.spyOn(Controller.prototype, 'nodes').mockResolvedValue(nodes)
+  vi.spyOn(Controller.prototype, 'update').mockImplementation(async (args: string[]) => void updates.push(args))
+  return {updates}
+}
+
+/** A node powering up, of this shape and architecture (its Slurm features as finish writes them). */
+export const poweringUp = (name: string, shape: string, arch = 'x86_64'): NodeState => ({name, state: ['IDLE', 'POWERING_UP'], features: `shape=${shape},arch=${arch}`, gres: '(null)'})
