@@ -3,9 +3,9 @@
 // (test/doubles/cloud-api, TEST DOUBLES): the fake answers the launch with that error in the cloud's own
 // wire format (EC2's Query-API XML <Response><Errors><Error><Code>, Compute Engine's JSON error body or
 // failed operation, OCI's JSON {code, message}) and its HTTP status, and the test asserts the class and
-// the Slurm reason. AWS goes through the whole node program (runNodeProgram: `citc node resume` as
-// slurmctld runs it) and asserts the `scontrol update … State=DOWN Reason=…` it sends; Google and
-// Oracle through their drivers, whose outcome's error is that reason verbatim (node-programs.ts).
+// the reason Slurm is given: each case runs the whole node program (runNodeProgram: `citc node resume`
+// as slurmctld runs it, with the provider's real driver) and asserts the `scontrol update … State=DOWN
+// Reason=…` it sends (slurmctld's side is a recording Controller).
 // Retry budgets are 0, so a throttled or transient row shows its class after one attempt (that those
 // are retried within budget is the drivers' own tests).
 //
@@ -17,19 +17,15 @@ import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {AWS_ERROR_TABLE} from '../../../src/lib/providers/aws/failures.js'
-import {googleDriver} from '../../../src/lib/providers/google/driver.js'
 import {GOOGLE_ERROR_TABLE} from '../../../src/lib/providers/google/failures.js'
 import type {FailureClass} from '../../../src/lib/providers/node-failures.js'
 import {OCI_ERROR_TABLE} from '../../../src/lib/providers/oracle/failures.js'
 import {runNodeProgram} from '../../../src/lib/tasks/node/node-programs.js'
 import {EC2_ERROR_STATUS, type FakeEc2, startFakeEc2} from '../../doubles/cloud-api/ec2.js'
-import {startFakeGce, type FakeGce} from '../../doubles/cloud-api/gce.js'
+import {type GoogleErrorForm, startFakeGce, type FakeGce} from '../../doubles/cloud-api/gce.js'
 import {startFakeMetadata, type FakeMetadata} from '../../doubles/cloud-api/gce-metadata.js'
-import {startFakeOci, type FakeOci} from '../../doubles/cloud-api/oci.js'
-import {fakeDriverContext} from '../../doubles/clock.js'
-import {AWS_ZONE, awsClusterJson, isolateAwsEnv, poweringUp, recordingController} from '../../helpers/aws-node-program.js'
-import {driverInput} from '../../helpers/driver-input.js'
-import {imagesJson as ociImagesJson, makeDriver as ociDriver} from './oracle/helpers.js'
+import {FAKE_OCI, startFakeOci, type FakeOci} from '../../doubles/cloud-api/oci.js'
+import {AWS_ZONE, awsClusterJson, GOOGLE_PROJECT, GOOGLE_ZONE, googleClusterJson, isolateAwsEnv, oracleClusterJson, poweringUp, recordingController} from '../../helpers/cloud-node-program.js'
 
 type Row = [code: string, status: number, cls: FailureClass]
 
@@ -139,18 +135,31 @@ describe('AWS: every code of AWS_ERROR_TABLE, as EC2 answers RunInstances, reach
   })
 })
 
-describe('Google: every code of GOOGLE_ERROR_TABLE, as Compute Engine answers instances.insert', () => {
-  const PROJECT = 'citc-test-project'
-  const ZONE = 'europe-west4-a'
-  // How each code reaches the client: 'operation' = inside the finished insert operation
-  // (error.errors[].code, httpErrorStatusCode); 'http' = an HTTP error whose JSON body has the code as
-  // errors[].reason (and the status's canonical name in `status`).
-  type GRow = [code: string, status: number, cls: FailureClass, via: 'operation' | 'http']
+/** `citc node resume NODE` with cluster.json `clusterJson`: the node's outcome and what Slurm was told. */
+async function resumeReported(clusterJson: string, node: string, shape: string, ad?: number) {
+  const slurm = recordingController([poweringUp(node, shape, 'x86_64', ad)])
+  const [outcome] = await runNodeProgram('resume', node, {clusterJson})
+  return {outcome: outcome!, updates: slurm.updates}
+}
+
+/** The two updates a failed start sends: DOWN with the reason, then powered down. */
+const downWith = (node: string, reason: string) => [
+  [`NodeName=${node}`, 'State=DOWN', `Reason=${reason}`],
+  [`NodeName=${node}`, 'State=POWER_DOWN_FORCE'],
+]
+
+describe('Google: every code of GOOGLE_ERROR_TABLE, as Compute Engine answers instances.insert, reaches Slurm as the DOWN reason', () => {
+  // How each code reaches the client (Compute Engine API reference, "Handling API responses"; Cloud APIs
+  // design guide, "Errors"): 'operation' = inside the finished insert operation (error.errors[].code,
+  // httpErrorStatusCode); else an HTTP error whose JSON body has the code as errors[].reason
+  // ('reason', Compute's v1 format), as its canonical `status` alone ('status'), or as the reason of
+  // a google.rpc.ErrorInfo in `details` ('errorInfo').
+  type GRow = [code: string, status: number, cls: FailureClass, via: 'operation' | GoogleErrorForm, reported?: string]
   const TABLE: GRow[] = [
-    ['rateLimitExceeded', 403, 'throttled', 'http'],
-    ['userRateLimitExceeded', 403, 'throttled', 'http'],
-    ['RATE_LIMIT_EXCEEDED', 429, 'throttled', 'http'],
-    ['RESOURCE_EXHAUSTED_RATE_LIMIT', 429, 'throttled', 'http'],
+    ['rateLimitExceeded', 403, 'throttled', 'reason'],
+    ['userRateLimitExceeded', 403, 'throttled', 'reason'],
+    ['RATE_LIMIT_EXCEEDED', 429, 'throttled', 'errorInfo'],
+    ['RESOURCE_EXHAUSTED_RATE_LIMIT', 429, 'throttled', 'errorInfo'],
     ['ZONE_RESOURCE_POOL_EXHAUSTED', 503, 'capacity', 'operation'],
     ['ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS', 503, 'capacity', 'operation'],
     ['REGION_RESOURCE_POOL_EXHAUSTED', 503, 'capacity', 'operation'],
@@ -159,44 +168,48 @@ describe('Google: every code of GOOGLE_ERROR_TABLE, as Compute Engine answers in
     ['RESOURCE_POOL_EXHAUSTED_WITH_DETAILS', 503, 'capacity', 'operation'],
     ['VM_MIN_COUNT_NOT_REACHED', 503, 'capacity', 'operation'],
     ['INSUFFICIENT_RESOURCE_CAPACITY', 503, 'capacity', 'operation'],
-    ['insufficientCapacity', 503, 'capacity', 'http'],
-    ['resourcePoolExhausted', 503, 'capacity', 'http'],
+    ['insufficientCapacity', 503, 'capacity', 'reason'],
+    ['resourcePoolExhausted', 503, 'capacity', 'reason'],
     ['QUOTA_EXCEEDED', 403, 'quota', 'operation'],
-    ['quotaExceeded', 403, 'quota', 'http'],
-    ['forbidden', 403, 'auth', 'http'],
-    ['insufficientPermissions', 403, 'auth', 'http'],
-    ['authError', 401, 'auth', 'http'],
-    ['PERMISSION_DENIED', 403, 'auth', 'http'],
-    ['UNAUTHENTICATED', 401, 'auth', 'http'],
-    ['ACCESS_TOKEN_EXPIRED', 401, 'auth', 'http'],
-    ['backendError', 503, 'transient', 'http'],
-    ['internalError', 500, 'transient', 'http'],
+    ['quotaExceeded', 403, 'quota', 'reason'],
+    ['forbidden', 403, 'auth', 'reason'],
+    ['insufficientPermissions', 403, 'auth', 'reason'],
+    ['authError', 401, 'auth', 'reason'],
+    ['PERMISSION_DENIED', 403, 'auth', 'status'],
+    ['UNAUTHENTICATED', 401, 'auth', 'status'],
+    ['ACCESS_TOKEN_EXPIRED', 401, 'auth', 'errorInfo'],
+    ['backendError', 503, 'transient', 'reason'],
+    ['internalError', 500, 'transient', 'reason'],
     ['INTERNAL_ERROR', 500, 'transient', 'operation'],
-    ['UNAVAILABLE', 503, 'transient', 'http'],
-    ['INTERNAL', 500, 'transient', 'http'],
-    ['DEADLINE_EXCEEDED', 504, 'transient', 'http'],
-    ['ABORTED', 409, 'transient', 'http'],
+    ['UNAVAILABLE', 503, 'transient', 'status'],
+    ['INTERNAL', 500, 'transient', 'status'],
+    ['DEADLINE_EXCEEDED', 504, 'transient', 'status'],
+    ['ABORTED', 409, 'transient', 'status'],
   ]
-  /** After the table: a 403 "Quota exceeded for quota metric" is the API's rate quota; else the status decides. */
-  const RULES: Array<GRow & {length: 4}> = [
-    ['notFound', 404, 'config', 'http'],
-    ['invalid', 400, 'config', 'http'],
+  /** After the table: the status decides (404/400 config, 5xx transient, 401/403 auth). */
+  const RULES: GRow[] = [
+    ['notFound', 404, 'config', 'reason'],
+    ['invalid', 400, 'config', 'reason'],
     ['RESOURCE_NOT_FOUND', 404, 'config', 'operation'],
-    ['somethingNew', 502, 'transient', 'http'],
+    ['somethingNew', 502, 'transient', 'reason'],
+    // An unknown reason beside the 403's canonical status: the status is in the table, and is the code.
+    ['somethingNew', 403, 'auth', 'reason', 'PERMISSION_DENIED'],
   ]
 
   let metadata: FakeMetadata
   let gce: FakeGce
-  let imagesJson: string
+  let clusterJson: string
   let n = 0
   beforeAll(async () => {
     vi.stubEnv('GOOGLE_APPLICATION_CREDENTIALS', '')
     vi.stubEnv('HOME', work)
-    imagesJson = join(work, 'google-images.json')
+    const imagesJson = join(work, 'google-images.json')
     writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-slurm-compute-demo-v20261126000000', version: '20261126000000', id: 'citc-slurm-compute-demo-v20261126000000'}}, inputs: {}}))
-    metadata = await startFakeMetadata({project: PROJECT})
+    metadata = await startFakeMetadata({project: GOOGLE_PROJECT})
     vi.stubEnv('GCE_METADATA_HOST', new URL(metadata.url).host)
-    gce = await startFakeGce({metadata, project: PROJECT, zone: ZONE})
+    gce = await startFakeGce({metadata, project: GOOGLE_PROJECT, zone: GOOGLE_ZONE})
+    const dir = mkdtempSync(join(work, 'google-'))
+    ;({clusterJson} = googleClusterJson(dir, gce, metadata, {imagesJson, driver: {retryBudgetMs: 0}}))
   })
   afterAll(async () => {
     await gce?.close()
@@ -204,43 +217,26 @@ describe('Google: every code of GOOGLE_ERROR_TABLE, as Compute Engine answers in
     vi.unstubAllEnvs()
   })
 
-  const driver = () =>
-    googleDriver(
-      driverInput({
-        cluster: 'demo',
-        imagesJson,
-        retryBudgetMs: 0,
-        region: 'europe-west4',
-        mgmtPrivateIp: '10.0.0.2',
-        sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
-        endpoints: {api: gce.url, metadata: metadata.url},
-        project: PROJECT,
-        zone: ZONE,
-        network: `https://www.googleapis.com/compute/v1/projects/${PROJECT}/global/networks/citc-demo`,
-        subnetwork: `https://www.googleapis.com/compute/v1/projects/${PROJECT}/regions/europe-west4/subnetworks/citc-demo`,
-        networkTag: 'citc-demo',
-        serviceAccount: `citc-demo-mgmt@${PROJECT}.iam.gserviceaccount.com`,
-        baseImage: {selfLink: 'https://www.googleapis.com/compute/v1/projects/ubuntu-os-cloud/global/images/ubuntu-2404-noble-amd64-v20261101', os: 'ubuntu-24.04'},
-      }),
-    )
-
   it('the cases are exactly the table\'s codes, each with its class', () => {
     expect(caseRows(TABLE.map(([c, s, k]) => [c, s, k]))).toEqual(tableRows(GOOGLE_ERROR_TABLE))
   })
 
-  it.each([...TABLE, ...RULES])('%s (HTTP %i) → %s, %s', async (code, status, cls, via) => {
-    // A shape of the case's own: the fault answers only its inserts (a client that asks again after a
-    // 401/403 with a fresh token meets it again, as it would at Google).
+  it.each([...TABLE, ...RULES])('%s (HTTP %i) → %s, in the %s', async (code, status, cls, via, reported = code) => {
+    // A machine type of the case's own: the fault answers only its inserts. Twice: a client that asks
+    // again after a 401/403 with a fresh token meets it again, as it would at Google.
     const shape = `n2-standard-${++n}`
-    gce.fail({op: via === 'operation' ? 'insert:operation' : 'insert', code, status, times: 2, shape, message: `${code}: the fake's message`})
-    const {ctx} = fakeDriverContext()
-    const [outcome] = await driver().resume([{name: `demo-${shape}-0001`, shape, arch: 'x86_64'}], ctx)
-    expect(outcome).toMatchObject({ok: false, error: `citc: ${cls}: ${code} for ${shape} in ${ZONE}`, failure: {class: cls, code}, attempts: 1})
+    const node = `demo-${shape}-0001`
+    if (via === 'operation') gce.fail({op: 'insert:operation', code, status, times: 2, shape, message: `${code}: the fake's message`})
+    else gce.fail({op: 'insert', code, status, times: 2, shape, form: via, message: `${code}: the fake's message`})
+    const {outcome, updates} = await resumeReported(clusterJson, node, shape)
+    const reason = `citc: ${cls}: ${reported} for ${shape} in ${GOOGLE_ZONE}`
+    expect(outcome).toMatchObject({ok: false, error: reason, failure: {class: cls, code: reported}, attempts: 1})
+    expect(updates).toEqual(downWith(node, reason))
     expect(gce.instances).toEqual([])
   })
 })
 
-describe('Oracle: every row of OCI_ERROR_TABLE, as OCI answers LaunchInstance', () => {
+describe('Oracle: every row of OCI_ERROR_TABLE, as OCI answers LaunchInstance, reaches Slurm as the DOWN reason', () => {
   const TABLE: Row[] = [
     ['TooManyRequests', 429, 'throttled'],
     ['LimitExceeded', 400, 'quota'],
@@ -260,16 +256,20 @@ describe('Oracle: every row of OCI_ERROR_TABLE, as OCI answers LaunchInstance', 
     ['InvalidParameter', 400, 'Shape VM.Nope is not valid', 'config', 'InvalidParameter'],
     ['NotFound', 404, 'Not found', 'config', 'NotFound'],
   ]
+  const SHAPE = 'VM.Standard.E4.Flex.2.16'
+  const NODE = 'demo-e4-0001'
 
   let cloud: FakeOci
-  let images: ReturnType<typeof ociImagesJson>
+  let clusterJson: string
   beforeAll(async () => {
-    images = ociImagesJson()
+    const imagesJson = join(work, 'oracle-images.json')
+    writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-slurm-compute-demo-v20261126000000', version: '20261126000000', id: 'ocid1.image.oc1.uk-london-1.computex86'}}, inputs: {}}))
     cloud = await startFakeOci()
+    const dir = mkdtempSync(join(work, 'oracle-'))
+    ;({clusterJson} = oracleClusterJson(dir, cloud, {imagesJson, driver: {retryBudgetMs: 0}}))
   })
   afterAll(async () => {
     await cloud?.close()
-    images?.remove()
   })
   beforeEach(() => cloud.reset())
 
@@ -278,24 +278,24 @@ describe('Oracle: every row of OCI_ERROR_TABLE, as OCI answers LaunchInstance', 
     for (const [code, status] of TABLE) if (OCI_ERROR_TABLE[code]?.status !== undefined) expect(status, code).toBe(OCI_ERROR_TABLE[code]!.status)
   })
 
-  const launch = async (service: string, status: number, message: string) => {
-    // Twice: a signer that refreshes its session token after a 401 and asks again meets it again.
+  /** Twice: a signer that refreshes its session token after a 401 and asks again meets it again. */
+  const launch = (service: string, status: number, message: string) => {
     cloud.fail({op: 'LaunchInstance', code: service, status, times: 2, message})
-    const {ctx} = fakeDriverContext()
-    const [outcome] = await ociDriver(cloud, images.file, {retryBudgetMs: 0}).resume([{name: 'oc1test-e4-0001', shape: 'VM.Standard.E4.Flex.2.16', arch: 'x86_64'}], ctx)
-    expect(cloud.instances).toEqual([])
-    return outcome!
+    return resumeReported(clusterJson, NODE, SHAPE, 1)
   }
 
   it.each(TABLE)('%s (HTTP %i) → %s', async (code, status, cls) => {
-    const outcome = await launch(code, status, `${code}: the fake's message`)
-    expect(outcome).toMatchObject({ok: false, failure: {class: cls, code}, attempts: 1})
-    expect(outcome.error).toMatch(new RegExp(`^citc: ${cls}: ${code} for VM\\.Standard\\.E4\\.Flex\\.2\\.16 in `))
+    const {outcome, updates} = await launch(code, status, `${code}: the fake's message`)
+    const reason = `citc: ${cls}: ${code} for ${SHAPE} in ${FAKE_OCI.ad}`
+    expect(outcome).toMatchObject({ok: false, error: reason, failure: {class: cls, code}, attempts: 1})
+    expect(updates).toEqual(downWith(NODE, reason))
+    expect(cloud.instances).toEqual([])
   })
 
   it.each(RULES)('%s (HTTP %i) "%s" → %s', async (service, status, message, cls, code) => {
-    const outcome = await launch(service, status, message)
-    expect(outcome).toMatchObject({ok: false, failure: {class: cls, code}, attempts: 1})
-    expect(outcome.error!.startsWith(`citc: ${cls}: ${code} for VM.Standard.E4.Flex.2.16 in `)).toBe(true)
+    const {outcome, updates} = await launch(service, status, message)
+    const reason = `citc: ${cls}: ${code} for ${SHAPE} in ${FAKE_OCI.ad}`
+    expect(outcome).toMatchObject({ok: false, error: reason, failure: {class: cls, code}, attempts: 1})
+    expect(updates).toEqual(downWith(NODE, reason))
   })
 })
