@@ -1,14 +1,16 @@
-// `citc rebuild-image --rollback` on an AWS cluster as a user runs it, and the launch that follows.
-// The built CLI (bin/run.js) builds two images and rolls back to the first; then `citc node resume`
-// (the real node program, AWS driver and @aws-sdk/client-ec2) launches a node, and the fake EC2 is
-// asked for the FIRST image's AMI id — the promise of --rollback ("new nodes start from it").
+// `citc rebuild-image --rollback` on a cloud cluster (AWS, Google, Oracle) as a user runs it, and the
+// launch that follows. The built CLI (bin/run.js) builds two images and rolls back to the first; then
+// `citc node resume` (the real node program, the cloud's driver and SDK) launches a node, and the fake
+// cloud is asked for the FIRST image — the promise of --rollback ("new nodes start from it"); then
+// `--rollback VERSION` goes forward again and the next launch follows.
 //
-// The management node is a real OpenSSH sshd on loopback (test/helpers/sshd.ts) recorded in the
+// The management node is a real OpenSSH sshd on loopback (test/helpers/sshd.ts) recorded in each
 // cluster's cluster.yaml; on it `packer` is the packer TEST DOUBLE (test/doubles/bin/packer, through
-// sshd's SetEnv), which "creates" each image in the cloud API double's state that the aws CLI double
-// on this machine lists. The image builds' files on the node (images.json, host keys, build dir) live
-// under this test's directory: rebuild-image's hidden --stand-in managementNode.imageRoot.
-// EC2 is the fake EC2 (test/doubles/cloud-api/ec2.ts); slurmctld's side is a recording Controller.
+// sshd's SetEnv), which "creates" each image in the cloud API double's state that the cloud's CLI double
+// on this machine (aws, gcloud, oci) lists. The image builds' files on the node (images.json, host keys,
+// build dir) live under this test's directory: rebuild-image's hidden --stand-in managementNode.imageRoot.
+// The clouds' APIs are the fake EC2, Compute Engine and OCI (test/doubles/cloud-api); slurmctld's side
+// is a recording Controller.
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -17,47 +19,47 @@ import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {sleep} from '../../src/lib/proc.js'
 import {parseImageState} from '../../src/lib/providers/cloud-image-state.js'
+import {sourceImage} from '../../src/lib/providers/google/compute-api.js'
+import type {CloudProvider} from '../../src/lib/providers/registry.js'
 import {runNodeProgram} from '../../src/lib/tasks/node/node-programs.js'
-import {startFakeEc2, type FakeEc2} from '../doubles/cloud-api/ec2.js'
-import {awsClusterJson, isolateAwsEnv, poweringUp, recordingController} from '../helpers/cloud-node-program.js'
+import {startFakeEc2} from '../doubles/cloud-api/ec2.js'
+import {startFakeGce} from '../doubles/cloud-api/gce.js'
+import {startFakeMetadata, type FakeMetadata} from '../doubles/cloud-api/gce-metadata.js'
+import {startFakeOci} from '../doubles/cloud-api/oci.js'
+import type {FakeCloud} from '../doubles/cloud-api/types.js'
+import {awsClusterJson, GOOGLE_PROJECT, GOOGLE_ZONE, googleClusterJson, isolateAwsEnv, oracleClusterJson, poweringUp, recordingController} from '../helpers/cloud-node-program.js'
 import {citc, ROOT, type CliResult} from '../helpers/cli.js'
 import {doublesEnv, packerBuilds, packerDoubleEnv} from '../helpers/cloud.js'
 import {cloudRecord} from '../helpers/cloud-records.js'
 import {startSshd, type SshdSandbox} from '../helpers/sshd.js'
 
-const NAME = 'demo'
 const work = mkdtempSync(join(tmpdir(), 'citc-rollback-cloud-'))
 const dataDir = join(work, 'data')
 const prefix = join(work, 'remote-citc') // where citc is "installed" on the management node
 const packageRoot = join(prefix, 'lib', 'node_modules', 'citc')
-const nodeRoot = join(work, 'node-root') // the management node's / for the image builds' files
-const imagesJson = join(nodeRoot, 'etc', 'citc', 'images.json')
 const cloudState = join(work, 'cloud.json')
 const packerLog = join(work, 'packer-calls.log')
-const standInFile = join(work, 'stand-in.json')
 let sshd: SshdSandbox
+let metadata: FakeMetadata
 let restoreEnv: () => void
 
 beforeAll(async () => {
   mkdirSync(join(packageRoot, 'playbooks'), {recursive: true})
   symlinkSync(join(ROOT, 'templates'), join(packageRoot, 'templates'))
   writeFileSync(join(packageRoot, 'playbooks', 'compute.yml'), '- hosts: all\n  tasks: []\n') // the double does not run it
-  mkdirSync(join(nodeRoot, 'etc', 'munge'), {recursive: true})
-  writeFileSync(join(nodeRoot, 'etc', 'munge', 'munge.key'), Buffer.alloc(1024, 7), {mode: 0o400})
   writeFileSync(cloudState, JSON.stringify({resources: []}))
   mkdirSync(join(work, 'home'))
-  writeFileSync(standInFile, JSON.stringify({managementNode: {imageRoot: nodeRoot}}))
   sshd = await startSshd({setEnv: packerDoubleEnv({cloudState, packerLog})})
-  const record = cloudRecord('aws', NAME, {prefix})
-  new ClusterRegistry(dataDir).create({
-    ...record,
-    phase: 'ready',
-    mgmt: {host: sshd.host, port: sshd.port, user: sshd.user, keyPath: sshd.clientKeyPath, hostKeyFingerprint: sshd.hostKeyFingerprint, hostname: 'mgmt', sudo: false},
-  })
   restoreEnv = isolateAwsEnv(work)
+  // Google's client finds its metadata server only through GCE_METADATA_HOST, once per process: one for the file.
+  vi.stubEnv('GOOGLE_APPLICATION_CREDENTIALS', '')
+  metadata = await startFakeMetadata({project: GOOGLE_PROJECT})
+  vi.stubEnv('GCE_METADATA_HOST', new URL(metadata.url).host)
 }, 60_000)
 
 afterAll(async () => {
+  await metadata?.close()
+  vi.unstubAllEnvs()
   restoreEnv?.()
   await sshd?.stop()
   rmSync(work, {recursive: true, force: true})
@@ -67,55 +69,118 @@ afterEach(() => {
   vi.restoreAllMocks()
 })
 
-const env = () => doublesEnv({dataDir, home: join(work, 'home'), tfLog: join(work, 'tf.log'), cloudState})
-const rebuildImage = (...args: string[]): Promise<CliResult> => citc(['rebuild-image', '-c', NAME, '--json', '--stand-in', standInFile, ...args], {env: env(), timeoutMs: 120_000})
-const current = () => parseImageState(readFileSync(imagesJson, 'utf8')).current.x86_64
-
 /** Image versions are UTC seconds: the next build must not share the previous one's. */
 const nextSecond = () => sleep(1000 - (Date.now() % 1000) + 20)
 
-/** `citc node resume NODE` (c5.xlarge, x86_64) against a fresh fake EC2; the AMI id it launched. */
-async function resumeOneNode(node: string): Promise<string> {
-  const fake: FakeEc2 = await startFakeEc2()
-  try {
-    const dir = mkdtempSync(join(work, 'resume-'))
-    const {clusterJson} = awsClusterJson(dir, fake, {cluster: NAME, imagesJson})
-    const slurm = recordingController([poweringUp(node, 'c5.xlarge')])
-    const outcomes = await runNodeProgram('resume', node, {clusterJson})
-    expect(outcomes.map((o) => [o.name, o.ok, o.error])).toEqual([[node, true, undefined]])
-    expect(slurm.updates).toEqual([])
-    const runs = fake.requests.filter((r) => r.op === 'RunInstances')
-    expect(runs).toHaveLength(1)
-    expect(fake.instances.map((i) => i.name)).toEqual([node])
-    return new URLSearchParams(runs[0]!.body).get('ImageId')!
-  } finally {
-    await fake.close()
-  }
+interface Launcher {
+  shape: string
+  ad?: number
+  /** A fake of this cloud's API; the image the launch asked for, read from its request. */
+  start(): Promise<FakeCloud>
+  clusterJson(dir: string, fake: FakeCloud, imagesJson: string): string
+  launchedImage(fake: FakeCloud): string
+  /** The image as the launch names it, from images.json's id. */
+  asLaunched(id: string): string
+  /** Google: the citc-image-version label the launch gave (what --list counts a node's image by). */
+  versionLabel?(fake: FakeCloud): string
 }
 
-describe('citc rebuild-image --rollback on an aws cluster (built CLI; packer, the cloud and EC2 are TEST DOUBLES)', () => {
-  const built: Array<{name: string; version: string; id: string}> = []
+const body = (r: {body: string}) => JSON.parse(r.body) as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+const only = <T>(xs: T[]): T => {
+  expect(xs).toHaveLength(1)
+  return xs[0]!
+}
 
-  it('two builds: each becomes current in images.json with its AMI id, and a node launches from the newest', async () => {
+const LAUNCHERS: Record<CloudProvider, Launcher> = {
+  aws: {
+    shape: 'c5.xlarge',
+    start: () => startFakeEc2(),
+    clusterJson: (dir, fake, imagesJson) => awsClusterJson(dir, fake as Awaited<ReturnType<typeof startFakeEc2>>, {imagesJson}).clusterJson,
+    launchedImage: (fake) => new URLSearchParams(only(fake.requests.filter((r) => r.op === 'RunInstances')).body).get('ImageId')!,
+    asLaunched: (id) => id,
+  },
+  google: {
+    shape: 'n2-standard-2',
+    start: () => startFakeGce({metadata, project: GOOGLE_PROJECT, zone: GOOGLE_ZONE}),
+    clusterJson: (dir, fake, imagesJson) => googleClusterJson(dir, fake as Awaited<ReturnType<typeof startFakeGce>>, metadata, {imagesJson}).clusterJson,
+    launchedImage: (fake) => body(only(fake.requests.filter((r) => r.op === 'insert'))).disks.find((d: {boot?: boolean}) => d.boot).initializeParams.sourceImage,
+    asLaunched: (id) => sourceImage(GOOGLE_PROJECT, id),
+    versionLabel: (fake) => body(only(fake.requests.filter((r) => r.op === 'insert'))).labels['citc-image-version'],
+  },
+  oracle: {
+    shape: 'VM.Standard.E4.Flex.2.16',
+    ad: 1,
+    start: () => startFakeOci(),
+    clusterJson: (dir, fake, imagesJson) => oracleClusterJson(dir, fake as Awaited<ReturnType<typeof startFakeOci>>, {imagesJson}).clusterJson,
+    launchedImage: (fake) => body(only(fake.requests.filter((r) => r.op === 'LaunchInstance'))).sourceDetails.imageId,
+    asLaunched: (id) => id,
+  },
+}
+
+describe.each(['aws', 'google', 'oracle'] as const)('citc rebuild-image --rollback on a %s cluster (built CLI; packer, the cloud and its API are TEST DOUBLES)', (provider) => {
+  const name = `rb${provider.slice(0, 3)}`
+  const nodeRoot = join(work, `node-root-${provider}`) // the management node's / for the image builds' files
+  const imagesJson = join(nodeRoot, 'etc', 'citc', 'images.json')
+  const standInFile = join(work, `stand-in-${provider}.json`)
+  const launcher = LAUNCHERS[provider]
+  const built: Array<{name: string; version: string; id: string}> = []
+  let nodes = 0
+
+  beforeAll(() => {
+    mkdirSync(join(nodeRoot, 'etc', 'munge'), {recursive: true})
+    writeFileSync(join(nodeRoot, 'etc', 'munge', 'munge.key'), Buffer.alloc(1024, 7), {mode: 0o400})
+    writeFileSync(standInFile, JSON.stringify({managementNode: {imageRoot: nodeRoot}}))
+    new ClusterRegistry(dataDir).create({
+      ...cloudRecord(provider, name, {prefix}),
+      phase: 'ready',
+      mgmt: {host: sshd.host, port: sshd.port, user: sshd.user, keyPath: sshd.clientKeyPath, hostKeyFingerprint: sshd.hostKeyFingerprint, hostname: 'mgmt', sudo: false},
+    })
+  })
+
+  const env = () => doublesEnv({dataDir, home: join(work, 'home'), tfLog: join(work, 'tf.log'), cloudState})
+  const rebuildImage = (...args: string[]): Promise<CliResult> => citc(['rebuild-image', '-c', name, '--json', '--stand-in', standInFile, ...args], {env: env(), timeoutMs: 120_000})
+  const current = () => parseImageState(readFileSync(imagesJson, 'utf8')).current.x86_64
+  const builds = () => packerBuilds(packerLog).filter((b) => b.includes(`/node-root-${provider}/`))
+
+  /** `citc node resume` of one new node against a fresh fake of the cloud's API; the image it launched (Google: and labelled). */
+  async function resumeOneNode(): Promise<string> {
+    const fake = await launcher.start()
+    try {
+      const node = `${name}-node-${String(++nodes).padStart(4, '0')}`
+      const clusterJson = launcher.clusterJson(mkdtempSync(join(work, 'resume-')), fake, imagesJson)
+      const slurm = recordingController([poweringUp(node, launcher.shape, 'x86_64', launcher.ad)])
+      const outcomes = await runNodeProgram('resume', node, {clusterJson})
+      expect(outcomes.map((o) => [o.name, o.ok, o.error])).toEqual([[node, true, undefined]])
+      expect(slurm.updates).toEqual([])
+      expect(fake.instances.map((i) => i.name)).toEqual([node])
+      const image = launcher.launchedImage(fake)
+      if (launcher.versionLabel) expect(launcher.versionLabel(fake)).toBe(built.find((b) => launcher.asLaunched(b.id) === image)?.version)
+      return image
+    } finally {
+      await fake.close()
+    }
+  }
+
+  it('two builds: each becomes current in images.json with its id, and a node launches from the newest', async () => {
     for (let n = 0; n < 2; n++) {
-      if (n > 0) await nextSecond()
+      await nextSecond()
       const r = await rebuildImage('--yes')
       expect(r.code, r.stderr).toBe(0)
       const image = r.json().image as {name: string; version: string; id: string}
-      expect(image.id).toMatch(/^ami-0[0-9a-f]{16}$/)
+      expect(image.id).toBeTruthy()
       expect(current()).toEqual({name: image.name, version: image.version, id: image.id})
       built.push(image)
     }
-    expect(packerBuilds(packerLog)).toHaveLength(2)
+    expect(builds()).toHaveLength(2)
     expect(built[0]!.id).not.toBe(built[1]!.id)
-    expect(await resumeOneNode('demo-c5-xlarge-0001')).toBe(built[1]!.id)
+    expect(await resumeOneNode()).toBe(launcher.asLaunched(built[1]!.id))
   }, 240_000)
 
-  it('--rollback makes the first image current again (both still listed), and the next launch asks EC2 for its AMI id', async () => {
+  it('--rollback makes the first image current again (both still listed), and the next launch asks for it', async () => {
     const [first, second] = built
     const r = await rebuildImage('--rollback', '--yes')
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json()).toMatchObject({cluster: NAME, current: {name: first!.name, version: first!.version, id: first!.id}, previous: second!.name})
+    expect(r.json()).toMatchObject({cluster: name, current: {name: first!.name, version: first!.version, id: first!.id}, previous: second!.name})
     expect(current()).toEqual({name: first!.name, version: first!.version, id: first!.id})
 
     const list = await rebuildImage('--list')
@@ -126,9 +191,8 @@ describe('citc rebuild-image --rollback on an aws cluster (built CLI; packer, th
       [first!.name, true],
     ])
 
-    expect(await resumeOneNode('demo-c5-xlarge-0002')).toBe(first!.id)
-    // No build ran for the rollback.
-    expect(packerBuilds(packerLog)).toHaveLength(2)
+    expect(await resumeOneNode()).toBe(launcher.asLaunched(first!.id))
+    expect(builds()).toHaveLength(2) // no build ran for the rollback
   }, 240_000)
 
   it('--rollback VERSION goes forward again to the newer image, and launches follow it', async () => {
@@ -136,6 +200,6 @@ describe('citc rebuild-image --rollback on an aws cluster (built CLI; packer, th
     const r = await rebuildImage('--rollback', second!.version, '--yes')
     expect(r.code, r.stderr).toBe(0)
     expect(r.json()).toMatchObject({current: {name: second!.name, id: second!.id}, previous: first!.name})
-    expect(await resumeOneNode('demo-c5-xlarge-0003')).toBe(second!.id)
+    expect(await resumeOneNode()).toBe(launcher.asLaunched(second!.id))
   }, 240_000)
 })
