@@ -11,7 +11,7 @@
 //
 // Each table's codes must equal the cases here: a code added to a table without a fake-cloud case —
 // or a case whose code left the table — fails the first test of its block.
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
@@ -132,6 +132,19 @@ describe('AWS: every code of AWS_ERROR_TABLE, as EC2 answers RunInstances, reach
     const launches = fake.requests.slice(before).filter((r) => r.op === 'RunInstances')
     expect(launches.map((r) => r.status)).toEqual([status])
     expect(fake.instances).toEqual([])
+  })
+})
+
+describe("the reasons docs/elastic-nodes.md shows", () => {
+  it('name a code each table puts in that class', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../docs/elastic-nodes.md'), 'utf8')
+    const shown = [...doc.matchAll(/`citc: (capacity|quota|throttled|transient|auth|config): ([A-Za-z_.]+)/g)].map((m) => [m[1]!, m[2]!])
+    expect(shown.length).toBeGreaterThanOrEqual(2)
+    const inTable = (cls: string, code: string) =>
+      (AWS_ERROR_TABLE as Record<string, ReadonlySet<string> | undefined>)[cls]?.has(code) ||
+      (GOOGLE_ERROR_TABLE as Record<string, ReadonlySet<string> | undefined>)[cls]?.has(code) ||
+      OCI_ERROR_TABLE[code]?.class === cls
+    for (const [cls, code] of shown) expect(inTable(cls, code), `${cls} ${code}`).toBe(true)
   })
 })
 
