@@ -26,6 +26,8 @@ export const INTEGRATION = [
   // The collector against slurmctld + munged + two slurmd of the test's own.
   'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
+  // The built CLI with an sshd of the test's own as a cloud management node (rebuild-image --rollback on aws, google, oracle).
+  'test/cli/rebuild-image-rollback-cloud.test.ts',
   'test/cli/status-watch.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
