@@ -54,6 +54,8 @@ export const INTEGRATION = [
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',
   'test/playbooks/nvidia-gpu-role.test.ts',
+  // A compute image root built by compute.yml, booted in namespaces with citc's user-data (root).
+  'test/playbooks/node-user-data-boot.test.ts',
 ]
 
 /** Whole clusters and pseudo-terminal tests. */
