@@ -124,7 +124,7 @@ describe('a cloud compute node booting with citc user-data', () => {
   it('starts munged with the image key, then slurmd as the node, by the units the image has', () => {
     const calls = node!.systemctl()
     const order = calls.filter((c) => c.startsWith('systemctl '))
-    expect(order).toEqual(['systemctl restart munge', 'systemctl restart nslcd', 'systemctl enable slurmd', 'systemctl restart slurmd'])
+    expect(order).toEqual(['systemctl restart munge', 'systemctl restart nslcd', 'systemctl enable slurmd', 'systemctl restart slurmd', 'systemctl is-active --quiet slurmd'])
     expect(calls).toContain('munge.service: ExecStart exited 0')
     // Debian's nslcd has an init script and no unit: systemd runs the script.
     expect(calls).toContain('/etc/init.d/nslcd start (init script, no unit): exited 0')
@@ -138,7 +138,7 @@ describe('a cloud compute node booting with citc user-data', () => {
     await waitFor(
       `slurmctld to see ${NODE} up`,
       () => /State=IDLE/.test(sb.scontrol(['show', 'node', NODE]).stdout),
-      60_000,
+      120_000,
       500,
     )
     const show = sb.scontrol(['show', 'node', NODE]).stdout
@@ -149,5 +149,20 @@ describe('a cloud compute node booting with citc user-data', () => {
     expect(job.stdout.trim()).toBe(NODE)
     // slurmd's own log, where the shared slurm.conf put it on the node.
     expect(node!.read(`var/log/slurm/slurmd-${NODE}.log`)).toMatch(/slurmd started/)
-  }, 120_000)
+  }, 240_000)
+
+  it('fails, saying why, when slurmd cannot be the node it names (no NodeName line for it)', async () => {
+    const stray = 'demo-c5-xlarge-0099'
+    const other = await bootNode(image, work, 'boot-2', {userData: nodeUserData({node: stray, sharedDir: SHARED, mgmtPrivateIp: '127.0.0.1'}), exportDir})
+    try {
+      expect(other.result.status).toBe(1)
+      const log = other.read('var/log/citc-boot.log') ?? ''
+      expect(log).toContain(`citc-boot: ERROR: slurmd is not running as ${stray}: see systemctl status slurmd and /var/log/slurm/slurmd-${stray}.log`)
+      expect(log).not.toContain('slurmd started')
+      expect(other.systemctl()).toContain(`start slurmd.service (Type=simple, User=root): /usr/sbin/slurmd -D -s -N ${stray}`)
+      expect(other.systemctl().find((c) => c.startsWith('slurmd.service: '))).toMatch(/^slurmd\.service: exited \d+ at start$/)
+    } finally {
+      await other.stop()
+    }
+  }, 150_000)
 })

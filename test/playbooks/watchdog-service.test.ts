@@ -179,6 +179,7 @@ describe('the watchdog under systemd: its units as rendered', () => {
     const program = readFileSync(file('/usr/local/libexec/citc/node-sync'), 'utf8')
     expect(program).toContain('(citc role citc_programs): watchdog (run every minute by citc-node-sync, not by Slurm) for cluster demo.')
     expect(program).toMatch(new RegExp(`^exec ${work}/node-tsx ${STANDIN} node sync "\\$@"$`, 'm'))
+    if (sh(['sh', '-c', 'command -v systemd-analyze']).status !== 0) throw new Error('systemd-analyze is missing: .ci/run must install the systemd package')
     const verify = sh(['systemd-analyze', 'verify', '--man=no', file('/etc/systemd/system/citc-node-sync.timer'), file('/etc/systemd/system/citc-node-sync.service')])
     expect(verify.status, verify.out).toBe(0)
     // verify reports problems on stderr and may still exit 0 for some (unknown keys, bad values).
@@ -211,7 +212,15 @@ describe('the watchdog without systemd: its init script, on its own', () => {
 
   it(`runs again ${EVERY_S} s after a pass that failed`, async () => {
     // Pass 1 failed on purpose (CITC_STANDIN_FAIL=1); the loop must neither die nor hurry.
-    await waitFor('the second pass', () => runLines().length >= 2, (EVERY_S + 30) * 1000, 250)
+    await waitFor(
+      'the second pass',
+      () => {
+        if (!pidAlive(first)) throw new Error(`the loop (pid ${first}) died after ${runLines().length} pass(es)`)
+        return runLines().length >= 2
+      },
+      (EVERY_S + 30) * 1000,
+      250,
+    )
     const [[t1, pid1, n1], [t2, pid2, n2]] = runLines()
     expect([n1, n2, pid1, pid2]).toEqual([1, 2, first, first])
     expect(t2 - t1).toBeGreaterThanOrEqual(EVERY_S * 1000)
