@@ -148,8 +148,8 @@ beforeAll(() => {
   const playbook = join(work, 'render.yml')
   writeFileSync(playbook, renderPlaybook(nodeBin))
   writeFileSync(join(work, 'vars.json'), JSON.stringify(vars))
-  const r = sh(['ansible-playbook', '-i', 'localhost,', '-e', `@${join(work, 'vars.json')}`, playbook], {...process.env, ANSIBLE_CONFIG: join(PLAYBOOKS, 'ansible.cfg')}, 120_000)
-  if (r.status !== 0) throw new Error(`rendering the watchdog's files failed:\n${r.out.slice(-3000)}`)
+  const r = spawnSync('ansible-playbook', ['-i', 'localhost,', '-e', `@${join(work, 'vars.json')}`, playbook], {encoding: 'utf8', env: {...process.env, ANSIBLE_CONFIG: join(PLAYBOOKS, 'ansible.cfg')}, timeout: 120_000, killSignal: 'SIGKILL'})
+  if (r.status !== 0) throw new Error(`rendering the watchdog's files failed:\n${`${r.stdout}${r.stderr}`.slice(-3000)}`)
   initScript = file('/etc/init.d/citc-node-sync')
   pidFile = file('/run/citc/citc-node-sync.pid')
   // Never run a script that would act on this machine's own watchdog (a cluster may live here).
