@@ -56,6 +56,10 @@ export const INTEGRATION = [
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',
   'test/playbooks/nvidia-gpu-role.test.ts',
+  // A compute image root built by compute.yml, booted in namespaces with citc's user-data (root).
+  'test/playbooks/node-user-data-boot.test.ts',
+  // The watchdog's init script started and stopped for real (root: it runs the loop as slurm).
+  'test/playbooks/watchdog-service.test.ts',
 ]
 
 /** Whole clusters and pseudo-terminal tests. */
