@@ -36,6 +36,7 @@ beforeAll(() => {
   plant(join(root, 'etc/citc/secrets/slurmdbd-db-password'), dbPassword)
   plant(join(root, 'mnt/shared/etc/slurm/slurmdbd.conf'), `AuthType=auth/munge\nStoragePass=${dbPassword}\n`)
   sshKey(join(clusterDir, 'keys/admin_ed25519'))
+  plant(join(root, 'mnt/shared/home/alice/.password'), 'alicePassword-0123456789\n', 0o400)
   sshKey(join(root, 'etc/citc/compute-host-keys/ssh_host_ed25519_key'))
   sshKey(join(root, 'var/lib/citc/images/c1/img-1/rootfs/etc/ssh/ssh_host_ed25519_key'))
 })
@@ -51,6 +52,7 @@ describe('clusterSecrets', () => {
       'munge key': join(root, 'etc/munge/munge.key'),
       'LDAP admin password': join(root, 'etc/citc/secrets/ldap-admin-password'),
       'accounting database password': join(root, 'etc/citc/secrets/slurmdbd-db-password'),
+      'password of alice': join(root, 'mnt/shared/home/alice/.password'),
       'private key (cluster key keys/admin_ed25519)': join(clusterDir, 'keys/admin_ed25519'),
       [`private key (host key ${join(root, 'etc/citc/compute-host-keys/ssh_host_ed25519_key')})`]: join(root, 'etc/citc/compute-host-keys/ssh_host_ed25519_key'),
       [`private key (host key ${join(root, 'var/lib/citc/images/c1/img-1/rootfs/etc/ssh/ssh_host_ed25519_key')})`]: join(root, 'var/lib/citc/images/c1/img-1/rootfs/etc/ssh/ssh_host_ed25519_key'),
@@ -59,6 +61,7 @@ describe('clusterSecrets', () => {
     expect(value('munge key')).toBe(munge.toString('base64'))
     expect(value('LDAP admin password')).toBe(ldapPassword)
     expect(value('accounting database password')).toBe(dbPassword)
+    expect(value('password of alice')).toBe('alicePassword-0123456789')
   })
 
   it('reads StoragePass on its own when it is not the password file', () => {

@@ -12,6 +12,7 @@
 //   <data dir>/clusters/<name>/terraform/*.tfvars.json   the management node's host key (clouds)
 //   /etc/citc/compute-host-keys/ssh_host_*_key    compute nodes' shared host keys (clouds)
 //   /var/lib/citc/images/<name>/*/rootfs/etc/ssh/ssh_host_*_key   host keys inside local images, if any
+//   <homeDir>/<user>/.password                    each directory user's password (add-user; homeDir from ldap.json)
 //   cloud credential files and variables a test gives
 import {spawn} from 'node:child_process'
 import {existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
@@ -158,13 +159,15 @@ export function clusterSecrets(o: ClusterSecretsOptions): Secret[] {
   const munge = readIf(at('/etc/munge/munge.key'))
   if (munge) out.push(binarySecret('munge key', at('/etc/munge/munge.key'), munge))
 
-  // ldap.json names the admin password's file (the contract add-user reads); the default otherwise.
+  // ldap.json names the admin password's file and the homes (the contract add-user reads); defaults otherwise.
   let ldapFile = at('/etc/citc/secrets/ldap-admin-password')
+  let homeDir = join(o.sharedDir ?? '/mnt/shared', 'home')
   try {
-    const named = (JSON.parse(readFileSync(at('/etc/citc/ldap.json'), 'utf8')) as {adminPasswordFile?: string}).adminPasswordFile
-    if (named) ldapFile = at(named)
+    const ldap = JSON.parse(readFileSync(at('/etc/citc/ldap.json'), 'utf8')) as {adminPasswordFile?: string; homeDir?: string}
+    if (ldap.adminPasswordFile) ldapFile = at(ldap.adminPasswordFile)
+    if (ldap.homeDir) homeDir = ldap.homeDir
   } catch {
-    // no ldap.json: the default path
+    // no ldap.json: the default paths
   }
   add(textSecret('LDAP admin password', ldapFile, readIf(ldapFile)?.toString('utf8') ?? ''))
   const dbFile = at('/etc/citc/secrets/slurmdbd-db-password')
@@ -189,6 +192,12 @@ export function clusterSecrets(o: ClusterSecretsOptions): Secret[] {
     for (const s of pemSecrets(`private key (${rel})`, f, data.toString('utf8'))) {
       if (!out.some((x) => x.value === s.value)) out.push(s)
     }
+  }
+
+  // Each directory user's password (add-user: ~/.password, 0400, the only place it is written).
+  for (const user of readdirSafe(at(homeDir)).sort()) {
+    const file = at(join(homeDir, user, '.password'))
+    add(textSecret(`password of ${user}`, file, readIf(file)?.toString('utf8') ?? ''))
   }
 
   for (const f of o.credentialFiles ?? []) out.push(...credentialFileSecrets(f))
