@@ -257,28 +257,48 @@ export function fileTexts(paths: string[], maxBytes = 64 * 1024 * 1024): Text[] 
 // ---------------------------------------------------------------------------------------------
 // argv
 
+// Kept cheap (about 130 processes here, every 20 ms): one reused buffer, open/read/close only, and
+// pids whose cmdline is empty (kernel threads, zombies: it stays empty) are not read again.
 const SAMPLER = `
 const fs = require('fs')
-const [out, every, max] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])]
+const [out, every, end] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])]
 const seen = new Set()
-const end = Date.now() + max
+let empty = new Set()
 const self = String(process.pid)
+let buf = Buffer.alloc(1 << 16)
+function cmdline(pid) {
+  let fd
+  try { fd = fs.openSync('/proc/' + pid + '/cmdline', 'r') } catch { return undefined }
+  try {
+    let n = 0
+    for (;;) {
+      const r = fs.readSync(fd, buf, n, buf.length - n, null)
+      if (r === 0) break
+      n += r
+      if (n === buf.length) { const b = Buffer.alloc(buf.length * 2); buf.copy(b); buf = b }
+    }
+    return buf.toString('utf8', 0, n)
+  } catch { return undefined } finally { fs.closeSync(fd) }
+}
 function pass() {
+  if (Date.now() >= end) process.exit(0)
   let pids = []
-  try { pids = fs.readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p) && p !== self) } catch {}
+  try { pids = fs.readdirSync('/proc').filter((p) => p.charCodeAt(0) <= 57 && p !== self) } catch {}
+  const stillEmpty = new Set()
   for (const pid of pids) {
-    let c
-    try { c = fs.readFileSync('/proc/' + pid + '/cmdline') } catch { continue }
-    if (c.length === 0) continue
-    const line = pid + ': ' + c.toString('utf8').replace(/\\0+$/, '').split('\\0').join(' ').replace(/\\n/g, '\\\\n')
+    if (empty.has(pid)) { stillEmpty.add(pid); continue }
+    const c = cmdline(pid)
+    if (c === undefined) continue
+    if (c.length === 0) { stillEmpty.add(pid); continue }
+    const line = pid + ': ' + c.replace(/\\0+$/, '').split('\\0').join(' ').replace(/\\n/g, '\\\\n')
     if (seen.has(line)) continue
     seen.add(line)
     fs.appendFileSync(out, line + '\\n')
   }
-  if (Date.now() >= end) process.exit(0)
+  empty = stillEmpty
 }
 pass()
-fs.appendFileSync(out, '')
+fs.writeFileSync(out + '.ready', '')
 setInterval(pass, every)
 `
 
@@ -287,6 +307,8 @@ export interface ArgvSampler {
   stop(): string[]
   /** The file the sampler writes (one line per command line). */
   readonly file: string
+  /** Resolves once the first pass is done (the sampler is a process of its own: it takes a moment to start). */
+  readonly ready: Promise<void>
 }
 
 /**
@@ -298,11 +320,21 @@ export interface ArgvSampler {
 export function sampleArgv(o: {everyMs?: number; maxMs?: number} = {}): ArgvSampler {
   const dir = mkdtempSync(join(tmpdir(), 'citc-argv-'))
   const file = join(dir, 'argv')
-  const child = spawn(process.execPath, ['-e', SAMPLER, file, String(o.everyMs ?? 20), String(o.maxMs ?? 600_000)], {stdio: 'ignore'})
+  // The deadline is absolute: a sampler slow to start (a loaded machine) stops when it was told to.
+  const child = spawn(process.execPath, ['-e', SAMPLER, file, String(o.everyMs ?? 20), String(Date.now() + (o.maxMs ?? 600_000))], {stdio: 'ignore'})
   child.unref()
   let lines: string[] | undefined
+  const ready = (async () => {
+    for (let waited = 0; !existsSync(`${file}.ready`); waited += 10) {
+      if (child.exitCode !== null) throw new Error(`sampleArgv: the sampler ended before its first pass (exit ${child.exitCode}; past its maxMs already?)`)
+      if (waited > 15_000) throw new Error('sampleArgv: the sampler did not start within 15 s')
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  })()
+  ready.catch(() => undefined) // a caller that never awaits it must not see an unhandled rejection
   return {
     file,
+    ready,
     stop() {
       if (lines) return lines
       if (child.exitCode === null && child.pid !== undefined) {
