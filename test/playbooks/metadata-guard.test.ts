@@ -4,7 +4,8 @@
 // namespace of the test's own where a server stands in for the metadata service at 169.254.169.254
 // (and AWS's IPv6 fd00:ec2::254): ordinary users (uid >= 1000) are refused on port 80, system accounts
 // are not, other ports (DNS at the same address on Oracle and Google) stay open; loading twice leaves one
-// set of rules; teardown's task removes it. Root only (namespaces, nft, setpriv).
+// set of rules; teardown's task removes it; Ansible accepts the plays that use it (--syntax-check).
+// Root only (namespaces, nft, setpriv).
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -97,5 +98,15 @@ describe.skipIf(!root)('role metadata_guard', () => {
     // Cloud management nodes only: on the local provider this machine is the user's own.
     const play = parse(readFileSync(join(import.meta.dirname, '../../playbooks/management.yml'), 'utf8')) as Array<{roles: Array<string | {role: string; when?: string}>}>
     expect(play[0].roles).toContainEqual({role: 'metadata_guard', when: "provider != 'local'"})
+    // And Ansible reads the plays that use it (the role's tasks, teardown's).
+    for (const playbook of ['management.yml', 'teardown.yml']) {
+      const r = spawnSync('ansible-playbook', ['--syntax-check', '-i', 'localhost,', playbook], {
+        cwd: join(import.meta.dirname, '../../playbooks'),
+        env: {...process.env, ANSIBLE_CONFIG: 'ansible.cfg'},
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
+      expect(r.status, r.stderr).toBe(0)
+    }
   })
 })
