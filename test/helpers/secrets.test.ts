@@ -8,7 +8,7 @@ import {dirname, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {argvTexts, clusterLogFiles, clusterSecrets, credentialFileSecrets, fileTexts, findSecrets, sampleArgv, worldReadableFiles, type Secret} from './secrets.js'
+import {argvTexts, clusterLogFiles, clusterScanRoots, clusterSecrets, credentialFileSecrets, fileTexts, findSecrets, sampleArgv, worldReadableFiles, type Secret} from './secrets.js'
 
 let root: string
 let clusterDir: string
@@ -198,5 +198,23 @@ describe('clusterLogFiles', () => {
         ...['var/log/slurm/slurmctld.log', 'var/log/slurm/slurmdbd.log', 'var/log/citc/nodes/c1-1.out', 'var/log/munge/munged.log', 'var/log/mysql/error.log', 'var/log/syslog'].map((f) => join(logs, f)),
       ].sort(),
     )
+  })
+})
+
+describe('clusterScanRoots', () => {
+  it("names the system's places and each image's etc, root and tmp, not whole images", () => {
+    const t = join(root, 'scan-tree')
+    mkdirSync(join(t, 'var/lib/citc/images/c1/img-1/rootfs/usr'), {recursive: true})
+    mkdirSync(join(t, 'var/lib/citc/node-sync'), {recursive: true})
+    symlinkSync('img-1', join(t, 'var/lib/citc/images/c1/current'))
+    const img = join(t, 'var/lib/citc/images/c1/img-1/rootfs')
+    expect(clusterScanRoots({cluster: 'c1', root: t})).toEqual([
+      join(t, 'etc'),
+      join(t, 'mnt/shared'),
+      join(t, 'var/log'),
+      join(t, 'run/citc'),
+      join(t, 'var/lib/citc/node-sync'),
+      ...['etc', 'root', 'tmp', 'var/tmp'].map((d) => join(img, d)),
+    ])
   })
 })

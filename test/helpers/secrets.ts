@@ -428,3 +428,25 @@ export function clusterLogFiles(o: {clusterDir: string; root?: string}): string[
   for (const f of ['/var/log/syslog', '/var/log/daemon.log', '/var/log/messages']) if (existsSync(at(f))) files.push(at(f))
   return [...new Set(files)]
 }
+
+/**
+ * Where to look for world-readable files on a local cluster's management node: what citc and its
+ * playbooks write (/etc, the shared directory, logs, /run/citc, /var/lib/citc) and, in each of the
+ * cluster's images, the places a secret left by a build would be (etc, root, tmp, var/tmp) — not a
+ * whole root filesystem, whose hundreds of megabytes of programs hold no secret citc could put there.
+ */
+export function clusterScanRoots(o: {cluster: string; root?: string; sharedDir?: string}): string[] {
+  const at = (p: string) => join(o.root ?? '/', p)
+  const libCitc = at('/var/lib/citc')
+  const imagesDir = join(libCitc, 'images', o.cluster)
+  return [
+    at('/etc'),
+    at(o.sharedDir ?? '/mnt/shared'),
+    at('/var/log'),
+    at('/run/citc'),
+    ...readdirSafe(libCitc).filter((e) => e !== 'images').map((e) => join(libCitc, e)),
+    ...readdirSafe(imagesDir)
+      .filter((img) => lstatSync(join(imagesDir, img), {throwIfNoEntry: false})?.isDirectory())
+      .flatMap((img) => ['etc', 'root', 'tmp', 'var/tmp'].map((d) => join(imagesDir, img, 'rootfs', d))),
+  ]
+}
