@@ -2,7 +2,7 @@
 // role credentials and its user-data (with the SSH host private key citc generated) to any local
 // process, and the cluster's users log in there. The role's nftables rule, loaded for real in a network
 // namespace of the test's own where a server stands in for the metadata service at 169.254.169.254
-// (and AWS's IPv6 fd00:ec2::254): ordinary users (uid >= 1000) are refused on port 80, system accounts
+// (and AWS's and Google's IPv6 addresses): ordinary users (uid >= 1000) are refused on port 80, system accounts
 // are not, other ports (DNS at the same address on Oracle and Google) stay open; loading twice leaves one
 // set of rules; teardown's task removes it; Ansible accepts the plays that use it (--syntax-check).
 // Root only (namespaces, nft, setpriv).
@@ -26,8 +26,8 @@ const inNs = (argv: string[]) => spawnSync('ip', ['netns', 'exec', NS, ...argv],
 const SERVER = `
 const net = require('net')
 let up = 0
-for (const [host, port] of [['169.254.169.254', 80], ['169.254.169.254', 53], ['fd00:ec2::254', 80]]) {
-  net.createServer((s) => { s.on('error', () => {}); s.end('ok') }).listen(port, host, () => { if (++up === 3) console.log('ready') })
+for (const [host, port] of [['169.254.169.254', 80], ['169.254.169.254', 53], ['fd00:ec2::254', 80], ['fd20:ce::254', 80]]) {
+  net.createServer((s) => { s.on('error', () => {}); s.end('ok') }).listen(port, host, () => { if (++up === 4) console.log('ready') })
 }`
 
 const CLIENT = `
@@ -49,6 +49,7 @@ describe.skipIf(!root)('role metadata_guard', () => {
       ['link', 'set', 'lo', 'up'],
       ['addr', 'add', '169.254.169.254/32', 'dev', 'lo'],
       ['-6', 'addr', 'add', 'fd00:ec2::254/128', 'dev', 'lo', 'nodad'],
+      ['-6', 'addr', 'add', 'fd20:ce::254/128', 'dev', 'lo', 'nodad'],
     ])
       expect(spawnSync('ip', ['-n', NS, ...argv], {encoding: 'utf8'}).stderr).toBe('')
     let out = ''
@@ -73,6 +74,7 @@ describe.skipIf(!root)('role metadata_guard', () => {
     expect(outcome(10001, '169.254.169.254', 80)).toBe('ECONNREFUSED')
     expect(outcome(1000, '169.254.169.254', 80)).toBe('ECONNREFUSED')
     expect(outcome(10001, 'fd00:ec2::254', 80)).toBe('ECONNREFUSED')
+    expect(outcome(10001, 'fd20:ce::254', 80)).toBe('ECONNREFUSED')
     expect(outcome(0, '169.254.169.254', 80)).toBe('accepted')
     expect(outcome(999, '169.254.169.254', 80)).toBe('accepted')
     expect(outcome(0, 'fd00:ec2::254', 80)).toBe('accepted')
