@@ -3,11 +3,12 @@
 // process, and the cluster's users log in there. The role's nftables rule, loaded for real in a network
 // namespace of the test's own where a server stands in for the metadata service at 169.254.169.254
 // (and AWS's and Google's IPv6 addresses): ordinary users (uid >= 1000) are refused on port 80, system accounts
-// are not, other ports (DNS at the same address on Oracle and Google) stay open; loading twice leaves one
+// and the Slurm user (Debian's has uid 64030) are not, other ports (DNS at the same address on Oracle and Google) stay open; loading twice leaves one
 // set of rules; teardown's task removes it; Ansible accepts the plays that use it (--syntax-check).
 // Root only (namespaces, nft, setpriv).
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
@@ -15,11 +16,14 @@ import {parse} from 'yaml'
 import {waitFor} from '../helpers/wait.js'
 
 const ROLE = join(import.meta.dirname, '../../playbooks/roles/metadata_guard')
-const RULES = join(ROLE, 'files/metadata-guard.nft')
 const root = process.getuid?.() === 0 && spawnSync('nft', ['--version']).status === 0
 const NS = `citc-mdg-${process.pid}`
 
 let server: ChildProcess | undefined
+let work: string
+let rules: string
+/** The Slurm user's uid in the rendered rule (Debian's is 64030; any uid >= 1000 shows the exception). */
+const SLURM_UID = 4242
 
 const inNs = (argv: string[]) => spawnSync('ip', ['netns', 'exec', NS, ...argv], {encoding: 'utf8', timeout: 20_000})
 
@@ -44,6 +48,16 @@ function outcome(uid: number, host: string, port: number): string {
 
 describe.skipIf(!root)('role metadata_guard', () => {
   beforeAll(async () => {
+    // The role's template rendered by Ansible itself, as the role renders it.
+    work = mkdtempSync(join(tmpdir(), 'citc-mdg-'))
+    rules = join(work, 'metadata-guard.nft')
+    const rendered = spawnSync(
+      'ansible',
+      ['localhost', '-i', 'localhost,', '-c', 'local', '-m', 'ansible.builtin.template', '-a', `src=${join(ROLE, 'templates/metadata-guard.nft.j2')} dest=${rules}`,
+        '-e', `citc_metadata_slurm_uid=${SLURM_UID}`, '-e', 'slurm_user=slurm'],
+      {encoding: 'utf8', timeout: 120_000, env: {...process.env, ANSIBLE_CONFIG: join(ROLE, '../../ansible.cfg')}},
+    )
+    expect(rendered.status, rendered.stdout + rendered.stderr).toBe(0)
     expect(spawnSync('ip', ['netns', 'add', NS]).status).toBe(0)
     for (const argv of [
       ['link', 'set', 'lo', 'up'],
@@ -61,13 +75,14 @@ describe.skipIf(!root)('role metadata_guard', () => {
   afterAll(() => {
     if (server?.pid) process.kill(server.pid, 'SIGKILL')
     spawnSync('ip', ['netns', 'del', NS])
+    if (work) rmSync(work, {recursive: true, force: true})
   })
 
   it('refuses ordinary users on port 80 and nothing else, loads idempotently, and teardown removes it', () => {
     // Without the rule, everyone reaches it (the test can fail).
     expect(outcome(10001, '169.254.169.254', 80)).toBe('accepted')
 
-    for (let i = 0; i < 2; i++) expect(inNs(['nft', '-f', RULES]).status).toBe(0)
+    for (let i = 0; i < 2; i++) expect(inNs(['nft', '-f', rules]).status).toBe(0)
     const listed = inNs(['nft', 'list', 'table', 'inet', 'citc_metadata_guard']).stdout
     expect(listed.match(/reject/g)).toHaveLength(2)
 
@@ -77,6 +92,9 @@ describe.skipIf(!root)('role metadata_guard', () => {
     expect(outcome(10001, 'fd20:ce::254', 80)).toBe('ECONNREFUSED')
     expect(outcome(0, '169.254.169.254', 80)).toBe('accepted')
     expect(outcome(999, '169.254.169.254', 80)).toBe('accepted')
+    // The Slurm user: the node programs launch and terminate instances with the machine's identity.
+    expect(outcome(SLURM_UID, '169.254.169.254', 80)).toBe('accepted')
+    expect(outcome(SLURM_UID, 'fd00:ec2::254', 80)).toBe('accepted')
     expect(outcome(0, 'fd00:ec2::254', 80)).toBe('accepted')
     expect(outcome(10001, '169.254.169.254', 53)).toBe('accepted')
 
@@ -91,7 +109,10 @@ describe.skipIf(!root)('role metadata_guard', () => {
 
   it('loads at boot, from the file the role writes', () => {
     const tasks = parse(readFileSync(join(ROLE, 'tasks/main.yml'), 'utf8')) as Array<Record<string, {src?: string; dest?: string; argv?: string[]}>>
-    const ruleDest = tasks.find((t) => t['ansible.builtin.copy']?.src === 'metadata-guard.nft')!['ansible.builtin.copy'].dest
+    const ruleTask = tasks.find((t) => t['ansible.builtin.template']?.src === 'metadata-guard.nft.j2')!
+    const ruleDest = ruleTask['ansible.builtin.template'].dest
+    // The uid the template gets is the Slurm user's, looked up on the machine.
+    expect(ruleTask.vars).toEqual({citc_metadata_slurm_uid: '{{ ansible_facts.getent_passwd[slurm_user][1] }}'})
     const unit = readFileSync(join(ROLE, 'files/citc-metadata-guard.service'), 'utf8')
     expect(unit).toContain(`ExecStart=/usr/sbin/nft -f ${ruleDest}`)
     expect(unit).toMatch(/^Before=network-pre\.target$/m)
