@@ -115,8 +115,11 @@ describe.skipIf(!root)('role metadata_guard', () => {
     expect(ruleTask.vars).toEqual({citc_metadata_slurm_uid: '{{ ansible_facts.getent_passwd[slurm_user][1] }}'})
     const unit = readFileSync(join(ROLE, 'files/citc-metadata-guard.service'), 'utf8')
     expect(unit).toContain(`ExecStart=/usr/sbin/nft -f ${ruleDest}`)
-    expect(unit).toMatch(/^Before=network-pre\.target$/m)
+    expect(unit).toMatch(/^Before=network-pre\.target\b/m)
     expect(unit).toMatch(/^WantedBy=multi-user\.target$/m)
+    // systemd reads it without a complaint (it warns, and still exits 0, on an unknown key).
+    const verify = spawnSync('systemd-analyze', ['verify', join(ROLE, 'files/citc-metadata-guard.service')], {encoding: 'utf8', timeout: 60_000})
+    expect({status: verify.status, said: (verify.stdout + verify.stderr).trim()}).toEqual({status: 0, said: ''})
     expect(tasks.find((t) => t['ansible.builtin.command'])!['ansible.builtin.command'].argv).toEqual(['nft', '-f', ruleDest])
     // Cloud management nodes only: on the local provider this machine is the user's own.
     const play = parse(readFileSync(join(import.meta.dirname, '../../playbooks/management.yml'), 'utf8')) as Array<{roles: Array<string | {role: string; when?: string}>}>
