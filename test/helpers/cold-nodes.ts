@@ -7,7 +7,7 @@
 // slurmctld logs with milliseconds, so a test can time Slurm's own records against each other.
 // Every process is recorded by PID and stopped by PID.
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {sleep} from '../../src/lib/proc.js'
@@ -62,6 +62,17 @@ export function pidsRunning(path: string): number[] {
     }
   }
   return out
+}
+
+/**
+ * Remove the answers citc's prologs shared for this slurm.conf (the script keeps them in
+ * ${TMPDIR:-/tmp}/citc-prolog/<cksum of the conf's path>.*, one set per cluster; slurmctld gives it no TMPDIR).
+ */
+export function removeSharedAnswers(confPath: string, tmp = '/tmp'): void {
+  const dir = join(tmp, 'citc-prolog')
+  const key = spawnSync('cksum', [], {input: confPath, encoding: 'utf8'}).stdout.split(' ')[0]
+  if (!key || !existsSync(dir)) return
+  for (const f of readdirSync(dir)) if (f.startsWith(`${key}.`)) rmSync(join(dir, f), {force: true})
 }
 
 function alive(pid: number): boolean {
@@ -178,6 +189,7 @@ exit 0
       const deadline = Date.now() + 10_000
       while (live.some(alive) && Date.now() < deadline) await sleep(100)
       for (const p of live) if (alive(p)) process.kill(p, 'SIGKILL')
+      removeSharedAnswers(sb.confPath)
       await sb.stop()
     },
   }
