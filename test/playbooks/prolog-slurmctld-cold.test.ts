@@ -22,7 +22,7 @@ let c: ColdNodes
 beforeAll(async () => {
   c = await coldNodes({
     id: 'plc',
-    nodes: 8,
+    nodes: 9,
     cpus: 2,
     resumeDelayS: FAST_S,
     // Long enough that no case here ends by Slurm's own ResumeTimeout.
@@ -149,6 +149,18 @@ describe('PrologSlurmctld with nodes that come up after a delay (real slurmctld 
       c.run('scancel', [id])
     }, 60_000)
   }
+
+  it('scontrol requeue while the prolog waits: the job is pending again and its prolog ends (it no longer waits for those nodes)', async () => {
+    const id = submit(['-w', 'plc-cloud-9', '--wrap', 'true'])
+    await prologOf(id)
+    const t0 = Date.now()
+    expect(c.run('scontrol', ['requeue', id]).status).toBe(0)
+    // Slurm stops it, or the prolog sees the job gone from the waiting jobs (it asks every 5 s).
+    await waitFor(`job ${id}'s prolog and its children to end`, () => processesOf(id).length === 0, 20_000, 100)
+    console.log(`requeue → prolog gone: ${Date.now() - t0} ms (${logLines().some(([, t]) => t.includes(`JobId=${id} PrologSlurmctld killed`)) ? 'killed by slurmscriptd' : 'ended by itself'})`)
+    expect(field(job(id), 'JobState')).toBe('PENDING')
+    c.run('scancel', [id])
+  }, 60_000)
 
   it('SIGTERM to a waiting prolog: it ends at once; Slurm does not fail the job, which starts on its 30-s pass', async () => {
     const node = 'plc-cloud-8'
