@@ -40,6 +40,7 @@ describe('fault 9: 1,000 jobs at once to cold nodes through citc’s PrologSlurm
       }
     })
     console.log(describeLoad(o, f!).join('\n'))
+    expect(f!.submitErrors).toEqual([])
     expect(f!.submitted).toBe(o.jobs)
     expect(f!.squeue.failed).toBe(0)
     // Sampled every second from the first sbatch to the last job's end.

@@ -28,6 +28,8 @@ export type RpcCounts = Record<string, {count: number; totalUs: number}>
 
 export interface LoadFigures {
   submitted: number
+  /** What sbatch said when it did not submit (its stderr, first line). */
+  submitErrors: string[]
   submitMs: number
   /** Job ids that never wrote their file. */
   neverRan: string[]
@@ -84,17 +86,22 @@ function diff(after: RpcCounts, before: RpcCounts): RpcCounts {
 const prologRpcs = (r: RpcCounts) => PROLOG_RPC_TYPES.reduce((n, k) => n + (r[k]?.count ?? 0), 0)
 
 /** A command as a child, not blocking this process's sampling; bounded. */
-function runAsync(c: ColdNodes, cmd: string, args: string[], timeoutMs = 30_000): Promise<{status: number; stdout: string; ms: number}> {
+function runAsync(c: ColdNodes, cmd: string, args: string[], timeoutMs = 30_000): Promise<{status: number; stdout: string; stderr: string; ms: number}> {
   return new Promise((resolve) => {
     const t0 = performance.now()
-    const child = spawn(cmd, args, {env: c.sb.env, cwd: '/tmp', stdio: ['ignore', 'pipe', 'ignore']})
+    const child = spawn(cmd, args, {env: c.sb.env, cwd: '/tmp', stdio: ['ignore', 'pipe', 'pipe']})
     let stdout = ''
+    let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', () => resolve({status: -1, stdout, ms: performance.now() - t0}))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => {
+      stderr += `(killed after ${timeoutMs} ms)`
+      child.kill('SIGKILL')
+    }, timeoutMs)
+    child.on('error', (error) => resolve({status: -1, stdout, stderr: error.message, ms: performance.now() - t0}))
     child.on('close', (code) => {
       clearTimeout(timer)
-      resolve({status: code ?? -1, stdout, ms: performance.now() - t0})
+      resolve({status: code ?? -1, stdout, stderr, ms: performance.now() - t0})
     })
   })
 }
@@ -141,6 +148,7 @@ export async function runLoad(c: ColdNodes, o: LoadOptions): Promise<LoadFigures
 
   const t0 = performance.now()
   const ids: string[] = []
+  const submitErrors: string[] = []
   let next = 0
   const submitter = async () => {
     while (next < o.jobs) {
@@ -148,6 +156,7 @@ export async function runLoad(c: ColdNodes, o: LoadOptions): Promise<LoadFigures
       const r = await runAsync(c, 'sbatch', ['-o', '/dev/null', '-J', 'load', '--wrap', `touch ${ran}/$SLURM_JOB_ID`])
       const id = /Submitted batch job (\d+)/.exec(r.stdout)?.[1]
       if (id) ids.push(id)
+      else submitErrors.push(`${r.status}: ${r.stderr.trim().split('\n')[0] ?? ''}`)
     }
   }
   await Promise.all(Array.from({length: o.submitters ?? 8}, submitter))
@@ -171,6 +180,7 @@ export async function runLoad(c: ColdNodes, o: LoadOptions): Promise<LoadFigures
   const sorted = [...squeueMs].sort((a, b) => a - b)
   return {
     submitted: ids.length,
+    submitErrors,
     submitMs,
     neverRan: ids.filter((id) => !wrote.has(id)),
     leftInQueue: queue,
@@ -196,7 +206,7 @@ export function describeLoad(o: LoadOptions, f: LoadFigures): string[] {
     .map(([k, v]) => `    ${k.padEnd(32)} ${String(v.count).padStart(7)}  (${(v.totalUs / 1000).toFixed(0)} ms in slurmctld)`)
   const prolog = prologRpcs(f.rpcs)
   return [
-    `${f.submitted} of ${o.jobs} jobs submitted in ${(f.submitMs / 1000).toFixed(1)} s to ${o.nodes} cold nodes × ${o.cpus} CPUs (slurmd ${o.resumeDelayS} s after resume)`,
+    `${f.submitted} of ${o.jobs} jobs submitted in ${(f.submitMs / 1000).toFixed(1)} s to ${o.nodes} cold nodes × ${o.cpus} CPUs (slurmd ${o.resumeDelayS} s after resume)${f.submitErrors.length > 0 ? `; sbatch failed: ${[...new Set(f.submitErrors)].join('; ')}` : ''}`,
     `all ended after ${(f.allRanMs / 1000).toFixed(1)} s; never ran: ${f.neverRan.length}; left in queue: ${f.leftInQueue.length}; nodes stuck: ${f.nodesStuck.length}`,
     `squeue (every 1 s, ${f.squeue.samples} answers, ${f.squeue.failed} failed): median ${f.squeue.medianMs.toFixed(0)} ms, max ${f.squeue.maxMs.toFixed(0)} ms, of which slurmctld's own time per job list (sdiag REQUEST_JOB_INFO) ${f.rpcs.REQUEST_JOB_INFO ? (f.rpcs.REQUEST_JOB_INFO.totalUs / f.rpcs.REQUEST_JOB_INFO.count / 1000).toFixed(0) : '?'} ms on average`,
     `sdiag: main scheduler max cycle ${f.schedMaxCycleUs} µs, mean ${f.schedMeanCycleUs} µs; most server threads ${f.maxServerThreads}; most agent queue ${f.maxAgentQueue}`,
