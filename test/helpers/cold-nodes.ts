@@ -44,7 +44,7 @@ export interface ColdNodes {
   log(): string
   /** Run a Slurm command against the sandbox; never throws. */
   run(cmd: string, args: string[], timeoutMs?: number): {status: number; stdout: string; stderr: string}
-  /** Live processes (pid, argv) running citc's prolog, with the job id from their environment. */
+  /** citc's prologs running now (not their subshells), with the job id from their environment. */
   prologs(): Array<{pid: number; job: string}>
   /** Stop every slurmd the ResumeProgram started, then slurmctld and munged. */
   stop(): Promise<void>
@@ -166,9 +166,13 @@ exit 0
     log: () => (existsSync(join(sb.dir, 'slurmctld.log')) ? readFileSync(join(sb.dir, 'slurmctld.log'), 'utf8') : ''),
     run,
     prologs() {
-      // The wrapper execs the script: its command line is `/bin/sh <script>`.
-      return pidsRunning(PROLOG_SCRIPT).flatMap((pid) => {
+      // The wrapper execs the script: its command line is `/bin/sh <script>`, and so is each subshell
+      // it forks; the prolog itself is the one whose parent is not one of them (slurmscriptd).
+      const pids = pidsRunning(PROLOG_SCRIPT)
+      return pids.flatMap((pid) => {
         try {
+          const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1])
+          if (pids.includes(ppid)) return []
           const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
           const job = env.find((e) => e.startsWith('SLURM_JOB_ID='))?.slice('SLURM_JOB_ID='.length) ?? ''
           return [{pid, job}]

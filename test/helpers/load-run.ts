@@ -40,7 +40,7 @@ export interface LoadFigures {
   /** From the first sbatch to the last job's end. */
   allRanMs: number
   squeue: {samples: number; failed: number; maxMs: number; medianMs: number}
-  /** Most prolog processes alive at once (sampled each second). */
+  /** Most jobs in their prolog at once (sampled each second). */
   maxPrologs: number
   /** sdiag RPC counts over the run (after minus before), the test's own calls included. */
   rpcs: RpcCounts
@@ -210,7 +210,7 @@ export function describeLoad(o: LoadOptions, f: LoadFigures): string[] {
     `all ended after ${(f.allRanMs / 1000).toFixed(1)} s; never ran: ${f.neverRan.length}; left in queue: ${f.leftInQueue.length}; nodes stuck: ${f.nodesStuck.length}`,
     `squeue (every 1 s, ${f.squeue.samples} answers, ${f.squeue.failed} failed): median ${f.squeue.medianMs.toFixed(0)} ms, max ${f.squeue.maxMs.toFixed(0)} ms, of which slurmctld's own time per job list (sdiag REQUEST_JOB_INFO) ${f.rpcs.REQUEST_JOB_INFO ? (f.rpcs.REQUEST_JOB_INFO.totalUs / f.rpcs.REQUEST_JOB_INFO.count / 1000).toFixed(0) : '?'} ms on average`,
     `sdiag: main scheduler max cycle ${f.schedMaxCycleUs} µs, mean ${f.schedMeanCycleUs} µs; most server threads ${f.maxServerThreads}; most agent queue ${f.maxAgentQueue}`,
-    `prolog: most running at once ${f.maxPrologs}; its RPCs (node info + single job) ${prolog} = ${(prolog / f.submitted).toFixed(2)} per job; busiest 5 s: ${f.peakPrologRpcPerS.toFixed(1)}/s`,
+    `prolog: most jobs in it at once ${f.maxPrologs}; its RPCs (node info + single job) ${prolog} = ${(prolog / f.submitted).toFixed(2)} per job; busiest 5 s: ${f.peakPrologRpcPerS.toFixed(1)}/s`,
     'RPCs during the run (sdiag, the sampler\'s squeue/sdiag included):',
     ...rpcs,
   ]
