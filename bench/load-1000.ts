@@ -8,6 +8,7 @@
 import {loadavg} from 'node:os'
 
 import {describeLoad, loadCluster, type LoadOptions, runLoad} from '../test/helpers/load-run.js'
+import {slurmSandbox} from '../test/helpers/slurm.js'
 
 if (process.getuid?.() !== 0) {
   console.error('bench/load-1000.ts: needs root (it starts munged, slurmctld and slurmd of its own)')
@@ -20,7 +21,7 @@ const o: LoadOptions = {
   resumeDelayS: Number(process.argv[5] ?? 5),
   budgetMs: 900_000,
 }
-const c = await loadCluster(o, 'bld')
+const c = await loadCluster(await slurmSandbox('bld'), o)
 try {
   const f = await runLoad(c, o)
   console.log('sdiag before:')

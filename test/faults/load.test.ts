@@ -12,6 +12,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {type ColdNodes} from '../helpers/cold-nodes.js'
 import {injectFault} from '../helpers/fault-record.js'
+import {slurmSandbox} from '../helpers/slurm.js'
 import {describeLoad, type LoadFigures, loadCluster, type LoadOptions, PROLOG_RPC_TYPES, runLoad} from '../helpers/load-run.js'
 
 const o: LoadOptions = {jobs: 1000, nodes: 4, cpus: 16, resumeDelayS: 5, budgetMs: 600_000}
@@ -19,7 +20,7 @@ const o: LoadOptions = {jobs: 1000, nodes: 4, cpus: 16, resumeDelayS: 5, budgetM
 let c: ColdNodes
 
 beforeAll(async () => {
-  c = await loadCluster(o)
+  c = await loadCluster(await slurmSandbox('lod'), o)
 }, 60_000)
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-// A Slurm sandbox (test/helpers/slurm.ts) with powered-down CLOUD nodes that really come up: its
+// A Slurm sandbox (test/helpers/slurm.ts, started by the caller) with powered-down CLOUD nodes that really come up: its
 // ResumeProgram starts, after a delay of the test's choosing, a real slurmd for each node it is given
 // (own port, own spool, in a time namespace whose boot time is "now", as citc's local driver does:
 // slurmctld refuses a powered-up node whose boot time is older than the power-up request). Its
@@ -12,13 +12,11 @@ import {join} from 'node:path'
 
 import {sleep} from '../../src/lib/proc.js'
 import {freePort} from './net.js'
-import {type SlurmSandbox, slurmSandbox} from './slurm.js'
+import {type SlurmSandbox} from './slurm.js'
 
 export const PROLOG_SCRIPT = join(import.meta.dirname, '../../playbooks/roles/citc_programs/files/prolog-slurmctld')
 
 export interface ColdNodesOptions {
-  /** Cluster id (node names are <id>-cloud-N). */
-  id: string
   nodes: number
   cpus: number
   /** Seconds from ResumeProgram's call to slurmd's start. */
@@ -84,10 +82,10 @@ function alive(pid: number): boolean {
   }
 }
 
-export async function coldNodes(o: ColdNodesOptions): Promise<ColdNodes> {
-  const sb = await slurmSandbox(o.id)
-  const names = Array.from({length: o.nodes}, (_, i) => `${o.id}-cloud-${i + 1}`)
-  const hostlist = `${o.id}-cloud-[1-${o.nodes}]`
+/** Configure and start the controller of `sb` (a fresh slurmSandbox, its controller not started). */
+export async function coldNodes(sb: SlurmSandbox, o: ColdNodesOptions): Promise<ColdNodes> {
+  const names = Array.from({length: o.nodes}, (_, i) => `${sb.clusterId}-cloud-${i + 1}`)
+  const hostlist = `${sb.clusterId}-cloud-[1-${o.nodes}]`
   const ports: number[] = []
   for (const _ of names) ports.push(await freePort())
   for (const n of names) mkdirSync(join(sb.dir, 'spool', n), {recursive: true})
@@ -153,7 +151,12 @@ exit 0
         '',
       ].join('\n'),
   )
-  await sb.startController()
+  try {
+    await sb.startController()
+  } catch (error) {
+    await sb.stop()
+    throw error
+  }
   const run = (cmd: string, args: string[], timeoutMs = 20_000) => {
     const r = spawnSync(cmd, args, {env: sb.env, encoding: 'utf8', timeout: timeoutMs, cwd: '/tmp'})
     return {status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}

@@ -10,6 +10,7 @@ import {performance} from 'node:perf_hooks'
 
 import {sleep} from '../../src/lib/proc.js'
 import {type ColdNodes, coldNodes} from './cold-nodes.js'
+import {type SlurmSandbox} from './slurm.js'
 
 export interface LoadOptions {
   jobs: number
@@ -106,9 +107,9 @@ function runAsync(c: ColdNodes, cmd: string, args: string[], timeoutMs = 30_000)
   })
 }
 
-/** Start the cluster: cold nodes, citc's prolog, completed jobs kept an hour (they are counted). */
-export function loadCluster(o: LoadOptions, id = 'lod'): Promise<ColdNodes> {
-  return coldNodes({id, nodes: o.nodes, cpus: o.cpus, resumeDelayS: o.resumeDelayS, resumeTimeoutS: 300, extra: ['MinJobAge=3600', 'MaxJobCount=20000']})
+/** Start the cluster in `sb`: cold nodes, citc's prolog, completed jobs kept an hour (they are counted). */
+export function loadCluster(sb: SlurmSandbox, o: LoadOptions): Promise<ColdNodes> {
+  return coldNodes(sb, {nodes: o.nodes, cpus: o.cpus, resumeDelayS: o.resumeDelayS, resumeTimeoutS: 300, extra: ['MinJobAge=3600', 'MaxJobCount=20000']})
 }
 
 export async function runLoad(c: ColdNodes, o: LoadOptions): Promise<LoadFigures> {

@@ -12,6 +12,7 @@ import {readFileSync} from 'node:fs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {type ColdNodes, coldNodes} from '../helpers/cold-nodes.js'
+import {slurmSandbox} from '../helpers/slurm.js'
 import {waitFor} from '../helpers/wait.js'
 
 const FAST_S = 6
@@ -20,8 +21,7 @@ const SLOW_S = 40
 let c: ColdNodes
 
 beforeAll(async () => {
-  c = await coldNodes({
-    id: 'plc',
+  c = await coldNodes(await slurmSandbox('plc'), {
     nodes: 9,
     cpus: 2,
     resumeDelayS: FAST_S,
