@@ -33,6 +33,8 @@ export const INTEGRATION = [
   'test/lib/slurm/slurmctld.test.ts',
   'test/lib/nodes/node-sync.test.ts',
   'test/playbooks/prolog-slurmctld.test.ts',
+  // slurmctld + munged + slurmd started by its ResumeProgram after a delay.
+  'test/playbooks/prolog-slurmctld-cold.test.ts',
   'test/lib/tasks/status/joined-status.test.ts',
   // slapd of the test's own (add-user-workflow also makes an ordinary account with useradd: root).
   'test/lib/tasks/add-user/add-user-workflow.test.ts',

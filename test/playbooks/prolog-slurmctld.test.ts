@@ -2,12 +2,14 @@
 // slurmctld: it returns at once when the job's nodes are up, waits while they are powered down (up
 // to ResumeTimeout), always exits 0 itself — also when slurmctld does not answer — and runs a site's
 // own PrologSlurmctld with the job's environment, passing on its exit code.
-import {spawn} from 'node:child_process'
-import {appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {spawn, spawnSync} from 'node:child_process'
+import {appendFileSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {removeSharedAnswers} from '../helpers/cold-nodes.js'
+import {parseSdiagRpcs} from '../helpers/load-run.js'
 import {freePort} from '../helpers/net.js'
 import {type SlurmSandbox, slurmSandbox} from '../helpers/slurm.js'
 
@@ -22,12 +24,15 @@ let work: string
  */
 let longConf: string
 const NOT_THE_BOUND_MS = 30_000
+/** Every slurm.conf the prologs were given: each has its own shared answers under /tmp/citc-prolog. */
+const confs: string[] = []
 
 /** slurmctld starts PrologSlurmctld with SIGCHLD blocked (seen in /proc/PID/status): so do the tests. */
 const BLOCK_SIGCHLD = 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD}); os.execv(sys.argv[1], sys.argv[1:])'
 
 /** Run the script as slurmctld does: no environment but SLURM_* variables, SIGCHLD blocked. Bounded. */
 function runProlog(env: Record<string, string>, timeoutMs = 30_000): Promise<{code: number | null; ms: number}> {
+  if (env.SLURM_CONF && !confs.includes(env.SLURM_CONF)) confs.push(env.SLURM_CONF)
   return new Promise((resolve, reject) => {
     const started = Date.now()
     const child = spawn('/usr/bin/python3', ['-c', BLOCK_SIGCHLD, SCRIPT], {env, stdio: 'ignore'})
@@ -68,6 +73,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  for (const conf of confs) removeSharedAnswers(conf)
   await sb?.stop()
   if (work) rmSync(work, {recursive: true, force: true})
 })
@@ -125,7 +131,8 @@ describe('prolog-slurmctld', () => {
   })
 
   it('stops waiting at once when one of the job’s nodes failed to start (DOWN)', async () => {
-    expect(sb.scontrol(['update', 'NodeName=plg-cloud-2', 'State=DOWN', 'Reason=citc: start failed: test']).status).toBe(0)
+    // A reason is free text: one that reads like a state must not be taken for the node's.
+    expect(sb.scontrol(['update', 'NodeName=plg-cloud-2', 'State=DOWN', 'Reason=citc: start failed: test State=IDLE+CLOUD']).status).toBe(0)
     try {
       const r = await runProlog({SLURM_CONF: longConf, SLURM_JOB_ID: '12', SLURM_JOB_NODELIST: 'plg-cloud-[1-2]'}, 45_000)
       expect(r.code).toBe(0)
@@ -156,6 +163,36 @@ describe('prolog-slurmctld', () => {
     const r = await runProlog({SLURM_CONF: conf, SLURM_JOB_ID: '14', SLURM_JOB_NODELIST: 'plg-static-1'})
     expect(r.code).toBe(0)
     expect(readFileSync(marker, 'utf8')).toBe('a\nb\n')
+  })
+
+  it('many prologs waiting at once share slurmctld’s answers: a few questions a second, not one each per poll', async () => {
+    const rpcs = () => {
+      const r = parseSdiagRpcs(spawnSync('sdiag', [], {env: sb.env, encoding: 'utf8', timeout: 20_000}).stdout)
+      return (r.REQUEST_NODE_INFO?.count ?? 0) + (r.REQUEST_NODE_INFO_SINGLE?.count ?? 0)
+    }
+    const before = rpcs()
+    const started = Date.now()
+    // 20 jobs on powered-down nodes, each waiting to its 3-s bound (polling every 0.25 s: 12 polls each).
+    const runs = await Promise.all(Array.from({length: 20}, (_, i) => runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: String(100 + i), SLURM_JOB_NODELIST: 'plg-cloud-[1-2]'})))
+    const seconds = (Date.now() - started) / 1000
+    const asked = rpcs() - before
+    expect(runs.map((r) => r.code)).toEqual(Array(20).fill(0))
+    // One question per half second for all of them (and a second one at a slot's edge), not 20 × 12.
+    expect(asked).toBeGreaterThan(0)
+    expect(asked).toBeLessThanOrEqual(2 * Math.ceil(seconds) + 4)
+  })
+
+  it('asks for its own nodes when the shared directory is not its own (another user made it), and still waits and ends', async () => {
+    const tmp = join(work, 'tmp-not-ours')
+    mkdirSync(join(tmp, 'citc-prolog'), {recursive: true, mode: 0o700})
+    chownSync(join(tmp, 'citc-prolog'), 65_534, 65_534)
+    const r = await runProlog({SLURM_CONF: sb.confPath, SLURM_JOB_ID: '15', SLURM_JOB_NODELIST: 'plg-cloud-1', TMPDIR: tmp})
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeGreaterThanOrEqual(1900)
+    expect(readdirSync(join(tmp, 'citc-prolog'))).toEqual([])
+    const up = await runProlog({SLURM_CONF: longConf, SLURM_JOB_ID: '16', SLURM_JOB_NODELIST: 'plg-static-1', TMPDIR: tmp}, 45_000)
+    expect(up.code).toBe(0)
+    expect(up.ms).toBeLessThan(NOT_THE_BOUND_MS)
   })
 
   it('does nothing without a node list', async () => {
