@@ -30,6 +30,7 @@ import {ClusterRegistry} from '../../src/lib/cluster/registry.js'
 import {PENDING_HOST, type ClusterRecord, type ClusterRecordInput} from '../../src/lib/cluster/schema.js'
 import {citc, type CliResult} from '../helpers/cli.js'
 import {cloudRecord} from '../helpers/cloud-records.js'
+import {injectFault} from '../helpers/fault-record.js'
 import {holdLock, stopHolders} from '../helpers/lock-holder.js'
 import {cliSandbox, type CliSandbox} from '../cli/support.js'
 
@@ -227,19 +228,21 @@ const run = (sandbox: CliSandbox, row: Row, more: string[] = [], onOutput?: (chu
 const HELD = /has held this cluster since/
 
 describe.each(ROWS)('$command, while another command holds the cluster', (row) => {
-  it('is refused at once (exit 2, naming the holder), changes nothing and contacts nothing', async () => {
-    const {sandbox, dir} = setUp(row)
-    const holder = await holdLock(dir, HOLDER, children)
-    const before = snapshot(dir)
-    const seen = contacts
-    const r = await run(sandbox, row)
-    expect(r.code, r.stderr).toBe(2)
-    const retry = row.wait ? 'wait for it or retry with --wait' : 'run this again when it has finished'
-    expect(r.stderr).toMatch(new RegExp(`another ${HOLDER} \\(pid ${holder.pid}\\) has held this cluster since \\d\\d:\\d\\d:\\d\\d; ${retry}`))
-    expect(snapshot(dir)).toEqual(before)
-    expect(lockOf(dir)).toMatchObject({pid: holder.pid, what: HOLDER})
-    expect(contacts - seen, 'connections to the management node').toBe(0)
-  })
+  it('is refused at once (exit 2, naming the holder), changes nothing and contacts nothing', () =>
+    injectFault('two-commands', `${row.command} while another command holds the cluster`, async () => {
+      const {sandbox, dir} = setUp(row)
+      const holder = await holdLock(dir, HOLDER, children)
+      const before = snapshot(dir)
+      const seen = contacts
+      const r = await run(sandbox, row)
+      expect(r.code, r.stderr).toBe(2)
+      const retry = row.wait ? 'wait for it or retry with --wait' : 'run this again when it has finished'
+      expect(r.stderr).toMatch(new RegExp(`another ${HOLDER} \\(pid ${holder.pid}\\) has held this cluster since \\d\\d:\\d\\d:\\d\\d; ${retry}`))
+      expect(snapshot(dir)).toEqual(before)
+      expect(lockOf(dir)).toMatchObject({pid: holder.pid, what: HOLDER})
+      expect(contacts - seen, 'connections to the management node').toBe(0)
+      return {lost: 0, stuck: 0, seen: 'exit 2: "another citc finish (pid N) has held this cluster since HH:MM:SS; run this again when it has finished"', recovery: 'nothing needed (or --wait)'}
+    }))
 
   // Only commands that have --wait get this test (the others have nothing to wait with): not a skip.
   if (row.wait) it('with --wait: waits while the holder runs, goes on once it releases', async () => {
@@ -273,17 +276,19 @@ describe.each(ROWS)('$command, while another command holds the cluster', (row) =
     expect(lockOf(dir), 'the lock is released when the command ends').toBeUndefined()
   })
 
-  it('after the holder is killed (SIGKILL), takes its lock over with a note', async () => {
-    const {sandbox, dir} = setUp(row)
-    const holder = await holdLock(dir, 'citc add-user', children)
-    await holder.kill()
-    expect(lockOf(dir)?.pid, 'SIGKILL leaves the lock file').toBe(holder.pid)
-    const seen = contacts
-    const r = await run(sandbox, row)
-    expect(r.stderr).toMatch(new RegExp(`note: taking over a stale lock: citc add-user \\(pid ${holder.pid}\\) took it at \\d\\d:\\d\\d:\\d\\d and is gone`))
-    expect(r.stderr).not.toMatch(HELD)
-    if (row.contactsAfter) expect(contacts - seen, `went on to the management node: ${r.stderr}`).toBeGreaterThan(0)
-    if (row.wentOn) expect(r.stdout + r.stderr).toMatch(row.wentOn)
-    expect(lockOf(dir), 'the lock is released when the command ends').toBeUndefined()
-  })
+  it('after the holder is killed (SIGKILL), takes its lock over with a note', () =>
+    injectFault('two-commands', `${row.command} after the command holding the cluster was SIGKILLed (stale lock)`, async () => {
+      const {sandbox, dir} = setUp(row)
+      const holder = await holdLock(dir, 'citc add-user', children)
+      await holder.kill()
+      expect(lockOf(dir)?.pid, 'SIGKILL leaves the lock file').toBe(holder.pid)
+      const seen = contacts
+      const r = await run(sandbox, row)
+      expect(r.stderr).toMatch(new RegExp(`note: taking over a stale lock: citc add-user \\(pid ${holder.pid}\\) took it at \\d\\d:\\d\\d:\\d\\d and is gone`))
+      expect(r.stderr).not.toMatch(HELD)
+      if (row.contactsAfter) expect(contacts - seen, `went on to the management node: ${r.stderr}`).toBeGreaterThan(0)
+      if (row.wentOn) expect(r.stdout + r.stderr).toMatch(row.wentOn)
+      expect(lockOf(dir), 'the lock is released when the command ends').toBeUndefined()
+      return {lost: 0, stuck: 0, seen: 'note: taking over a stale lock: citc add-user (pid N) took it at HH:MM:SS and is gone', recovery: 'the next command takes the lock over'}
+    }))
 })

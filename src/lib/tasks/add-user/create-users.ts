@@ -14,6 +14,8 @@
 //   4. any failure after the first change: everything this run made is undone, in reverse (the Slurm
 //      association, an account it created, homes, entries), and the error says what failed and what
 //      was undone (exit 4; 130 on Ctrl-C). A batch (--from) is all or nothing.
+//   5. a run killed half-way (no undo possible): what it had made of each user is listed on the node
+//      (made-so-far.ts), and the next add-user of that name undoes it before step 2.
 import {randomBytes} from 'node:crypto'
 import {posix} from 'node:path'
 
@@ -32,6 +34,7 @@ import type {PreparedUser} from '../../users/request.js'
 import {accountProblem, USERNAME} from '../../users/validate.js'
 import {taskList} from '../listr.js'
 import {sleep} from '../../proc.js'
+import {clearMade, type Made, madeFile, readMade, writeMade} from './made-so-far.js'
 
 export interface NodeLayout {
   /** The node's ldap.json (default /etc/citc/ldap.json). */
@@ -211,7 +214,45 @@ async function verifyResolves(t: Transport, username: string, uid: number, timeo
   )
 }
 
-/** Step 3 for one user. Each change pushes its undo as soon as it is made. */
+/**
+ * How to undo one thing add-user made. `leftover`: listed by an earlier, killed run — it may never have
+ * been made (or been undone already), so each is looked up first, and an entry only while it still has
+ * the uidNumber that run gave it (never another's).
+ */
+function undoOf(m: Made, dir: Directory, plan: Plan, t: Transport, leftover = false): Undo {
+  const acct = () => plan.accounting!
+  switch (m.kind) {
+    case 'entry':
+      return {
+        what: `the directory entry ${m.dn}`,
+        manual: `ldapdelete -x -H ${plan.ldap.uri} -D ${plan.ldap.adminDn} -y ${plan.ldap.adminPasswordFile} '${m.dn}'`,
+        run: async () => {
+          if (leftover && !(await dir.search(`(uidNumber=${m.uidNumber})`, ['dn'])).some((e) => e.dn === m.dn)) return
+          await dir.deleteDn(m.dn)
+        },
+      }
+    case 'home':
+      return {what: `the home ${m.path}`, manual: `rm -rf '${m.path}'`, run: () => check(t, ['rm', '-rf', '--', m.path])}
+    case 'slurm-account':
+      return {
+        what: `the Slurm account ${m.name}`,
+        manual: `sacctmgr -i delete account where name=${m.name}`,
+        run: async () => {
+          if (!leftover || (await acct().accountExists(m.name))) await acct().deleteAccount(m.name)
+        },
+      }
+    case 'slurm-user':
+      return {
+        what: `the Slurm user ${m.name}`,
+        manual: `sacctmgr -i delete user where name=${m.name}`,
+        run: async () => {
+          if (!leftover || (await acct().userAccounts(m.name)).length > 0) await acct().deleteUser(m.name)
+        },
+      }
+  }
+}
+
+/** Step 3 for one user. Each change pushes its undo as soon as it is made, and lists it on the node. */
 function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUsersOptions, undo: Undo[], out: CreatedUser[]): ListrTask[] {
   const t = dir.transport
   const signal = opts.signal
@@ -221,20 +262,28 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
   const gid = plan.ldap.usersGid
   let uid = 0
   const dn = dir.dn(u.username)
+  const made: Made[] = []
+  const listed = (m: Made) => {
+    made.push(m)
+    return writeMade(t, u.username, made)
+  }
+  const madeNow = async (m: Made) => {
+    undo.push(undoOf(m, dir, plan, t))
+    if (!made.includes(m)) await listed(m)
+  }
   return [
     {
       title: `Add ${u.username} to the directory`,
       task: async (_, task) => {
         uid = await dir.nextUidNumber(signal)
+        // Listed before ldapadd: a kill right after it must not leave an entry nothing knows of.
+        const entry: Made = {kind: 'entry', dn, uidNumber: uid}
+        await listed(entry)
         await dir.add(
           {username: u.username, firstName: u.firstName, surname: u.surname, uidNumber: uid, gidNumber: gid, homeDirectory: home, loginShell: plan.shell, passwordHash: sshaHash(password)},
           signal,
         )
-        undo.push({
-          what: `the directory entry ${dn}`,
-          manual: `ldapdelete -x -H ${plan.ldap.uri} -D ${plan.ldap.adminDn} -y ${plan.ldap.adminPasswordFile} '${dn}'`,
-          run: () => dir.deleteDn(dn),
-        })
+        await madeNow(entry)
         // Another citc (another workstation) may have taken the same number at the same moment.
         const same = await dir.search(`(uidNumber=${uid})`, ['dn'], {signal})
         if (same.length !== 1) throw remoteError(`uidNumber ${uid} was given to another entry at the same time (${same.map((e) => e.dn).join(', ')}); run add-user again`)
@@ -245,7 +294,7 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
       title: `Make the home ${home}`,
       task: async () => {
         await check(t, ['mkdir', '-m', '0700', home], signal) // not -p: it must be new (checked before)
-        undo.push({what: `the home ${home}`, manual: `rm -rf '${home}'`, run: () => check(t, ['rm', '-rf', '--', home])})
+        await madeNow({kind: 'home', path: home})
         if (plan.skelDir !== null) {
           if (await isDirectory(t, plan.skelDir, signal)) await check(t, ['cp', '-R', '-T', '--', plan.skelDir, home], signal)
           else opts.note?.(`note: ${plan.skelDir} does not exist on ${t.description}; ${home} starts empty`)
@@ -271,11 +320,11 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
         // Only the cluster's default account is made here; one given by name was checked to exist.
         if (u.account === undefined && !(await acct.accountExists(account!, signal))) {
           await acct.addAccount(account!, `citc cluster ${plan.cluster?.name ?? plan.defaultAccount}`, signal)
-          undo.push({what: `the Slurm account ${account}`, manual: `sacctmgr -i delete account where name=${account}`, run: () => acct.deleteAccount(account!)})
+          await madeNow({kind: 'slurm-account', name: account!})
           task.title = `Add ${u.username} to the Slurm account ${account} (new)`
         }
         await acct.addUser(u.username, account!, signal)
-        undo.push({what: `the Slurm user ${u.username}`, manual: `sacctmgr -i delete user where name=${u.username}`, run: () => acct.deleteUser(u.username)})
+        await madeNow({kind: 'slurm-user', name: u.username})
       },
     },
     {
@@ -288,7 +337,9 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
     },
     {
       title: `${u.username} is ready`,
-      task: (_, task) => {
+      task: async (_, task) => {
+        // Whole: nothing of it is to be undone by a later run any more.
+        await clearMade(t, u.username)
         task.title = `${u.username} is ready (uid ${uid}, ${home})`
         out.push({
           username: u.username,
@@ -304,6 +355,31 @@ function userTasks(u: PreparedUser, dir: Directory, plan: Plan, opts: CreateUser
       },
     },
   ]
+}
+
+/**
+ * For each requested user whose earlier add-user was killed half-way: undo what it listed, in reverse,
+ * then remove the list. Returns what was undone; a failure names the list and what to do.
+ */
+async function undoInterrupted(users: readonly PreparedUser[], dir: Directory, plan: Plan, t: Transport): Promise<string[]> {
+  const undone: string[] = []
+  for (const u of users) {
+    const made = await readMade(t, u.username)
+    if (made === undefined) continue
+    for (const m of [...made].reverse()) {
+      const step = undoOf(m, dir, plan, t, true)
+      try {
+        await step.run()
+      } catch (error) {
+        throw remoteError(`an earlier add-user of ${u.username} was interrupted, and undoing what it made failed: ${step.what}: ${(error as Error).message.split('\n')[0]}`, {
+          hint: `remove it by hand (${step.manual}), then delete ${madeFile(u.username)} and run add-user again`,
+        })
+      }
+      undone.push(step.what)
+    }
+    await clearMade(t, u.username)
+  }
+  return undone
 }
 
 /** Undo in reverse order; returns what could not be undone. */
@@ -366,6 +442,14 @@ export async function createUsers(users: readonly PreparedUser[], opts: CreateUs
           dir = new Directory(t, plan.ldap)
         },
       },
+      {
+        title: 'Undo what an interrupted add-user left',
+        task: async (_, task) => {
+          const undone = await undoInterrupted(users, dir!, plan!, t)
+          if (undone.length === 0) task.skip('nothing was left')
+          else task.title = `Undid what an interrupted add-user left: ${undone.join('; ')}`
+        },
+      },
       {title: `Check that ${names} ${users.length === 1 ? 'is' : 'are'} free`, task: () => checkFree(users, dir!, plan!, opts.signal)},
     ],
     opts.renderer,
@@ -385,6 +469,8 @@ export async function createUsers(users: readonly PreparedUser[], opts: CreateUs
     return created
   } catch (error) {
     const {undone, failed} = await rollback(undo, opts.renderer)
+    // All undone: nothing is left for a later run to undo. Otherwise the lists stay for it to retry.
+    if (failed.length === 0) for (const u of users) await clearMade(t, u.username).catch(() => undefined)
     const cause = error as Error
     const was = undone.length > 0 ? `\nUndone: ${undone.join('; ')}.` : '\nNothing had been changed yet.'
     const left =

@@ -99,7 +99,7 @@ export function applyLimits<Ctx extends ManagementContext>(): Step<Ctx> {
           task.output = m
         },
       })
-      task.title = plan.changed ? `Configuration applied (${result?.action})` : 'Configuration already up to date'
+      task.title = plan.changed ? `Configuration applied (${result?.action})` : result ? `Configuration up to date; slurmctld ${result.action === 'restart' ? 'started with it' : 'runs it'}` : 'Configuration already up to date'
     },
   }
 }

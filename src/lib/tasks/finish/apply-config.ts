@@ -18,18 +18,37 @@ export interface ClusterState {
   controllerUp: boolean
   /** citc's PrologSlurmctld is installed on the management node (a registered cluster may lack it). */
   launchPrologInstalled: boolean
+  /** A finish was killed between its first rename and slurmctld running the result (its pending mark is there). */
+  interrupted: boolean
 }
+
+const dirOf = (confPath: string) => confPath.replace(/\/[^/]*$/, '')
+/**
+ * Written before finish's first rename, removed once slurmctld verifiably runs the files (the new
+ * ones, or the old ones again after a rollback). A finish killed in between leaves it: files on disk
+ * that slurmctld may not run. The next finish or create sees it and restarts slurmctld (settleUnchanged).
+ */
+export const pendingMark = (confPath: string) => `${dirOf(confPath)}/.slurm.conf.citc-pending`
+/** The upload's names: a finish killed before its renames leaves them. */
+const uploads = (confPath: string) => [`${dirOf(confPath)}/.slurm.conf.citc-next`, `${dirOf(confPath)}/.gres.conf.citc-next`]
 
 /** What the cluster runs now. */
 export async function readClusterState(transport: Transport, controller: Controller, programsDir: string): Promise<ClusterState> {
-  const [conf, gres, prolog] = await Promise.all([
+  const [conf, gres, prolog, pending] = await Promise.all([
     transport.readFile(controller.confPath),
     transport.readFile(gresPath(controller.confPath)),
     transport.run(['test', '-x', `${programsDir}/prolog-slurmctld`], {timeoutMs: 20_000}),
+    transport.readFile(pendingMark(controller.confPath)),
   ])
   const controllerUp = conf ? await controller.ping() : false
   // Node states are read later, and only for the nodes a plan touches (a cluster may have 100k).
-  return {currentConf: conf?.toString('utf8'), currentGres: gres?.toString('utf8'), controllerUp, launchPrologInstalled: prolog.exitCode === 0}
+  return {
+    currentConf: conf?.toString('utf8'),
+    currentGres: gres?.toString('utf8'),
+    controllerUp,
+    launchPrologInstalled: prolog.exitCode === 0,
+    interrupted: pending !== undefined,
+  }
 }
 
 export interface ApplyOptions {
@@ -67,12 +86,12 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
   const report = o.report ?? (() => {})
   const confPath = controller.confPath
   const gres = gresPath(confPath)
-  const dir = confPath.replace(/\/[^/]*$/, '')
+  const dir = dirOf(confPath)
 
   // 1. Upload next to the live files and validate with Slurm's own parser, before touching anything.
   const t = stamp((o.now ?? (() => new Date()))())
-  const nextConf = `${dir}/.slurm.conf.citc-next`
-  const nextGres = `${dir}/.gres.conf.citc-next`
+  const [nextConf, nextGres] = uploads(confPath)
+  const pending = pendingMark(confPath)
   o.signal?.throwIfAborted()
   report('uploading the new slurm.conf and gres.conf')
   await transport.writeFile(nextConf, generated.slurmConf, {mode: 0o644})
@@ -107,17 +126,21 @@ export async function applyFinish(o: ApplyOptions): Promise<ApplyResult> {
       await transport.check(['cp', '-p', confPath, backup])
       if (o.state.currentGres !== undefined) await transport.check(['cp', '-p', gres, `${dir}/backups/gres.conf.${t}`])
     } catch (error) {
-      await transport.run(['rm', '-f', nextConf, nextGres])
+      // A full disk leaves a partial copy: remove it with the uploads (nothing else was touched).
+      await transport.run(['rm', '-f', nextConf, nextGres, backup, `${dir}/backups/gres.conf.${t}`])
       throw error
     }
   }
 
-  const action = plan.needsRestart || !o.state.controllerUp ? 'restart' : 'reconfigure'
+  // An earlier interrupted finish's mark means slurmctld may run older files: restart, whatever the plan.
+  const action = plan.needsRestart || !o.state.controllerUp || o.state.interrupted ? 'restart' : 'reconfigure'
   try {
     report('swapping in the new configuration')
+    await transport.writeFile(pending, `${t}\n`, {mode: 0o644})
     await transport.check(['mv', '-f', nextGres, gres])
     await transport.check(['mv', '-f', nextConf, confPath])
     await activate(o, action, report)
+    await transport.check(['rm', '-f', pending])
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error)
     try {
@@ -216,7 +239,7 @@ function pidFileOf(conf: string): string {
 
 async function rollback(o: ApplyOptions, backup: string | undefined, t: string, report: (m: string) => void): Promise<void> {
   const confPath = o.controller.confPath
-  const dir = confPath.replace(/\/[^/]*$/, '')
+  const dir = dirOf(confPath)
   report('rolling back to the previous configuration')
   await o.transport.run(['cp', '-p', confPath, `${confPath}.rejected-${t}`])
   if (!backup) return
@@ -236,6 +259,37 @@ async function rollback(o: ApplyOptions, backup: string | undefined, t: string, 
       hint: `log in to the management node and check slurmctld (service slurmctld status); backup: ${backup}`,
     })
   }
+  // slurmctld runs the old files again: nothing is pending.
+  await o.transport.run(['rm', '-f', pendingMark(confPath)])
+}
+
+/** Why slurmctld must be (re)started although the configuration does not change, or undefined. */
+export function settleReason(state: ClusterState): string | undefined {
+  if (state.interrupted) return 'an earlier citc finish was interrupted after changing slurm.conf: slurmctld is restarted so that it runs the file'
+  if (!state.controllerUp) return 'slurmctld is not running: it is started with the configuration it has'
+  return undefined
+}
+
+/**
+ * With nothing to change: bring slurmctld in line with the files on disk — start it when it is down,
+ * restart it when an interrupted finish left it running older ones (its pending mark) — verify it
+ * knows the configured nodes, and remove what an interrupted finish left (the mark, its uploads).
+ */
+export async function settleUnchanged(o: Omit<ApplyOptions, 'force'>): Promise<ApplyResult> {
+  const reason = settleReason(o.state)
+  const report = o.report ?? (() => {})
+  if (reason) {
+    report(reason)
+    try {
+      await activate({...o, force: false}, 'restart', report)
+    } catch (error) {
+      throw remoteError(`slurmctld does not run the configuration on disk: ${error instanceof Error ? error.message : String(error)}`, {
+        hint: `see slurmctld's log on the management node; ${o.controller.confPath} is the configuration it was started with`,
+      })
+    }
+  }
+  await o.transport.check(['rm', '-f', pendingMark(o.controller.confPath), ...uploads(o.controller.confPath)])
+  return {action: reason ? 'restart' : 'none', poweredDown: []}
 }
 
 /**
@@ -253,14 +307,8 @@ export async function finishUnattended(o: {
   const state = await readClusterState(o.transport, o.controller, o.request.elastic?.programsDir ?? DEFAULT_PROGRAMS_DIR)
   const {generated, plan} = generateAndPlan(state, o.request, o.controller.confPath)
   if (!plan.changed) {
-    if (!state.controllerUp) {
-      o.report?.('starting slurmctld')
-      await o.controller.restart()
-      if (!(await o.controller.waitUp(60_000, {pidFile: pidFileOf(generated.slurmConf), signal: o.signal}))) {
-        throw remoteError('slurmctld does not start with the configuration it has', {hint: `see slurmctld's log on the management node`})
-      }
-    }
-    return {plan}
+    const result = await settleUnchanged({transport: o.transport, controller: o.controller, plan, generated, state, signal: o.signal, report: o.report})
+    return {plan, ...(result.action === 'none' ? {} : {result})}
   }
   const result = await applyFinish({transport: o.transport, controller: o.controller, plan, generated, state, force: false, signal: o.signal, report: o.report})
   return {plan, result}

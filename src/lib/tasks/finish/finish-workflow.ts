@@ -10,7 +10,7 @@ import {describePlan, type FinishPlan} from '../../slurm/plan.js'
 import type {Transport} from '../../transport/types.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 import {imageBuilderFor} from '../rebuild-image/rebuild-image.js'
-import {applyFinish, type ApplyResult, type ClusterState, readClusterState} from './apply-config.js'
+import {applyFinish, type ApplyResult, type ClusterState, readClusterState, settleReason, settleUnchanged} from './apply-config.js'
 import {applyQuestion, gpuImageLines, gpuImageNotice, gpuImageRefusal, type GpuImageNotice} from './gpu-image.js'
 import {generateAndPlan, generateFromLimits, requestFor} from './generate-config.js'
 import {readLimitsFile} from './limits-file.js'
@@ -83,11 +83,15 @@ export async function runFinish(io: Io, input: FinishInput, dataDir: string) {
           if (plan.changed) io.log('\n' + plan.unifiedDiff.trimEnd())
         }
         const doc = {cluster: record.name, changed: plan.changed, plan: planDocument(plan), gpuImage: gpuImage ?? null, applied: false, logFile}
+        // Nothing to change, but slurmctld may not run the files: down, or left by an interrupted finish.
+        const reason = plan.changed ? undefined : settleReason(ctx.state!)
+        if (reason) io.note(`${input.dryRun ? 'Without --dry-run: ' : ''}${reason}.`)
         if (input.dryRun) return doc
         if (!plan.changed) {
+          await wf.steps([settle], ctx)
           // The cluster runs this configuration: the stored copy is now this file.
           writeStoredLimits(storedPath, limitsText)
-          return doc
+          return reason ? {...doc, applied: true, action: ctx.result!.action, backup: null, poweredDown: [], repaired: reason} : doc
         }
 
         // Nothing has changed yet: a refusal here leaves the cluster as it was.
@@ -166,6 +170,24 @@ const apply: Step<FinishContext> = {
       generated: ctx.generated!,
       state: ctx.state!,
       force: ctx.force,
+      signal: ctx.signal,
+      report: (m) => {
+        task.output = m
+      },
+    })
+  },
+}
+
+const settle: Step<FinishContext> = {
+  title: (ctx) => (settleReason(ctx.state!) ? 'Restart slurmctld with the configuration on disk' : 'Remove what an interrupted finish left'),
+  rendererOptions: {persistentOutput: false},
+  run: async (ctx, task) => {
+    ctx.result = await settleUnchanged({
+      transport: ctx.transport,
+      controller: ctx.controller,
+      plan: ctx.plan!,
+      generated: ctx.generated!,
+      state: ctx.state!,
       signal: ctx.signal,
       report: (m) => {
         task.output = m

@@ -96,7 +96,35 @@ describe('createUsers on a node', () => {
     expect(t.mode('/mnt/shared/home/alice/.ssh/authorized_keys')).toBe(0o600)
     expect(t.mode('/mnt/shared/home/alice/.password')).toBe(0o400)
     expect(t.commands()).toContainEqual(['chown', '-R', '--', '10001:100', '/mnt/shared/home/alice'])
-    expect(changing(t)).toEqual(['ldapadd', 'mkdir', 'cp', 'mkdir', 'write /mnt/shared/home/alice/.ssh/authorized_keys', 'write /mnt/shared/home/alice/.password', 'chown', 'chmod'])
+    // What it made is listed on the node as it goes (made-so-far.ts: the entry before ldapadd), and the list removed once alice is whole.
+    const LIST = 'write /var/lib/citc/pending/add-user-alice.json'
+    expect(changing(t)).toEqual(['mkdir', LIST, 'ldapadd', 'mkdir', 'mkdir', LIST, 'cp', 'mkdir', 'write /mnt/shared/home/alice/.ssh/authorized_keys', 'write /mnt/shared/home/alice/.password', 'chown', 'chmod', 'rm'])
+    expect(t.exists('/var/lib/citc/pending/add-user-alice.json')).toBe(false)
+  })
+
+  it('an add-user killed after ldapadd (its list left on the node): the next one undoes the entry, then makes alice whole', async () => {
+    const {t, directory} = managementNode()
+    const first = await prepare('alice')
+    // As a killed run leaves it: the entry made, the list naming it, no home.
+    await createUsers(first, options(t))
+    t.put('/var/lib/citc/pending/add-user-alice.json', JSON.stringify({username: 'alice', made: [{kind: 'entry', dn: 'uid=alice,ou=People,dc=mem', uidNumber: 10_001}]}), 0o600)
+    await t.run(['rm', '-rf', '--', '/mnt/shared/home/alice'])
+    const [again] = await createUsers(await prepare('alice'), options(t))
+    expect(again).toMatchObject({username: 'alice', home: '/mnt/shared/home/alice'})
+    expect(directory.size).toBe(1)
+    expect(t.exists('/mnt/shared/home/alice/.ssh/authorized_keys')).toBe(true)
+    expect(t.exists('/var/lib/citc/pending/add-user-alice.json')).toBe(false)
+    expect(t.commands().filter((a) => a[0] === 'ldapdelete')).toHaveLength(1)
+  })
+
+  it('a list naming an entry that now has another uidNumber (not the one that run made): it is left alone, and add-user refuses the name', async () => {
+    const {t, directory} = managementNode()
+    await createUsers(await prepare('alice'), options(t))
+    t.put('/var/lib/citc/pending/add-user-alice.json', JSON.stringify({username: 'alice', made: [{kind: 'entry', dn: 'uid=alice,ou=People,dc=mem', uidNumber: 10_500}]}), 0o600)
+    const error = (await createUsers(await prepare('alice'), options(t)).catch((e: unknown) => e)) as CitcError
+    expect(error.exitCode).toBe(3)
+    expect(directory.size).toBe(1)
+    expect(t.commands().filter((a) => a[0] === 'ldapdelete')).toEqual([])
   })
 
   it('FIDO security keys land in authorized_keys exactly as given', async () => {

@@ -13,6 +13,7 @@ import {MemoryTransport} from '../../../doubles/memory-transport.js'
 const CONF = '/etc/slurm/slurm.conf'
 const GRES = '/etc/slurm/gres.conf'
 const NEXT = '/etc/slurm/.slurm.conf.citc-next'
+const PENDING = '/etc/slurm/.slurm.conf.citc-pending'
 const RESTART = ['restart-slurmctld']
 const NOW = new Date('2026-11-21T12:00:00Z')
 const STAMP = '20261121T120000Z'
@@ -76,6 +77,12 @@ describe('finish on a node: the apply', () => {
     expect(checked).toBeGreaterThanOrEqual(0)
     expect(checked).toBeLessThan(swapped)
     expect(changes(t).map((a) => a.join(' '))).toEqual([`mv -f /etc/slurm/.gres.conf.citc-next ${GRES}`, `mv -f ${NEXT} ${CONF}`, 'restart-slurmctld'])
+    // The pending mark spans the renames and the restart: a finish killed in between leaves it.
+    const calls = t.calls.map((c) => (c.op === 'writeFile' ? `write ${c.path}` : (c.argv?.join(' ') ?? c.op)))
+    const marked = calls.indexOf(`write ${PENDING}`)
+    expect(marked).toBeGreaterThanOrEqual(0)
+    expect(marked).toBeLessThan(calls.indexOf(`mv -f /etc/slurm/.gres.conf.citc-next ${GRES}`))
+    expect(calls.indexOf(`rm -f ${PENDING}`)).toBeGreaterThan(calls.indexOf('restart-slurmctld'))
   })
 
   it('a partition setting only: backs up, then scontrol reconfigure (no restart)', async () => {
@@ -165,10 +172,33 @@ describe('finishUnattended (create)', () => {
     const controller = new Controller(t, {confPath: CONF, restartCommand: RESTART})
     const r = await finishUnattended({transport: t, controller, request: request('c5.xlarge: 2\n')})
     expect(r.plan.changed).toBe(false)
-    expect(r.result).toBeUndefined()
+    expect(r.result).toEqual({action: 'restart', poweredDown: []})
     expect(started).toBe(true)
     expect(t.calls.some((c) => c.op === 'writeFile')).toBe(false)
     expect(t.text(CONF)).toBe(before[CONF])
+  })
+
+  it('a finish killed after its renames (its pending mark left, slurmctld running the old files): the next one restarts slurmctld and removes the mark and the uploads', async () => {
+    const before = await installed('c5.xlarge: 2\n')
+    const t = node({...before, [PENDING]: `${STAMP}\n`, [NEXT]: 'half an upload'})
+    const controller = new Controller(t, {confPath: CONF, restartCommand: RESTART})
+    const state = await readClusterState(t, controller, PROGRAMS)
+    expect(state.interrupted).toBe(true)
+    const r = await finishUnattended({transport: t, controller, request: request('c5.xlarge: 2\n')})
+    expect(r.plan.changed).toBe(false)
+    expect(r.result).toEqual({action: 'restart', poweredDown: []})
+    expect(t.commands().some((a) => a[0] === RESTART[0])).toBe(true)
+    expect(t.paths()).toEqual([GRES, CONF])
+    expect(t.text(CONF)).toBe(before[CONF])
+  })
+
+  it('nothing to change, slurmctld up, nothing pending: no restart', async () => {
+    const before = await installed('c5.xlarge: 2\n')
+    const t = node(before)
+    const controller = new Controller(t, {confPath: CONF, restartCommand: RESTART})
+    const r = await finishUnattended({transport: t, controller, request: request('c5.xlarge: 2\n')})
+    expect(r.result).toBeUndefined()
+    expect(t.commands().some((a) => a[0] === RESTART[0] || isSlurm(a, 'reconfigure'))).toBe(false)
   })
 
   it('names citc’s PrologSlurmctld only where the node has it installed (one missing would requeue every job)', async () => {

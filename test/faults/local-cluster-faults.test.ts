@@ -1,0 +1,269 @@
+// The fault suite on a real local cluster (issue #23): citc killed with SIGKILL at exact steps of
+// create, finish, add-user, remove-user, accounts apply, rebuild-image and destroy (test/helpers/kill-at.ts);
+// a power cut (every daemon of the cluster killed at once); MariaDB, slurmdbd and slapd down during
+// commands; a full disk under finish's backup. After each: what the user saw, that nothing was lost,
+// and that the next command brings the cluster back. Every fault goes through injectFault (the bench's
+// tally). Long: it installs and starts real services. Every wait is bounded.
+import {execFileSync, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {citc, type CliResult} from '../helpers/cli.js'
+import {injectFault} from '../helpers/fault-record.js'
+import {killAt, type KillPoint} from '../helpers/kill-at.js'
+import {sh, until} from '../helpers/slurm-shell.js'
+import {lockSystem} from '../helpers/system-lock.js'
+
+const NAME = 'flt'
+const USER = 'faultusr'
+const USER2 = 'faultusr2'
+const CONF = '/mnt/shared/etc/slurm/slurm.conf'
+const CONF_DIR = '/mnt/shared/etc/slurm'
+const IMAGES = `/var/lib/citc/images/${NAME}`
+const work = mkdtempSync(join(tmpdir(), 'citc-faults-'))
+const DATA = join(work, 'data')
+const env = {CITC_DATA_DIR: DATA}
+const limits = (n: number) => {
+  const f = join(work, `limits-${n}.yaml`)
+  writeFileSync(f, `local.small: ${n}\n`)
+  return f
+}
+
+/** Run citc, SIGKILLed at `point`: the result, and whether the kill happened. */
+async function killedAt(args: string[], point: KillPoint, timeoutMs = 600_000): Promise<{r: CliResult; fired: string}> {
+  const k = killAt(point)
+  try {
+    const r = await citc(args, {env: {...env, PATH: k.path}, timeoutMs, onSpawn: (c) => k.arm(c.pid!)})
+    return {r, fired: k.fired()}
+  } finally {
+    k.remove()
+  }
+}
+
+async function ok(args: string[], timeoutMs = 600_000): Promise<CliResult> {
+  const r = await citc(args, {env, timeoutMs})
+  if (r.code !== 0) throw new Error(`citc ${args.join(' ')} failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+  return r
+}
+
+/** Node names slurmctld knows, and those slurm.conf defines: equal when the controller runs the file. */
+const controllerNodes = () =>
+  sh('sinfo', ['-h', '-N', '-o', '%N']).stdout.split('\n').filter(Boolean).sort()
+const nodeCountInConf = () => Number(/NodeName=flt-local-small-\[0001-(\d{4})\]/.exec(readFileSync(CONF, 'utf8'))?.[1] ?? 0)
+/** Temp files citc's writes leave only when interrupted (finish's uploads, restores, atomic writes). */
+const leftovers = (dir: string) => readdirSync(dir).filter((f) => /\.citc-(next|restore|pending|tmp-)/.test(f))
+
+let release: (() => void) | undefined
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('the fault suite must run as root (as CI does)')
+  const lock = await lockSystem('local-cluster fault suite')
+  release = () => lock.release()
+  for (const u of [USER, USER2]) if (spawnSync('getent', ['passwd', u]).status === 0) throw new Error(`a user ${u} exists on this machine already: this test creates one`)
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'fault@test', '-f', join(work, 'key')])
+}, 60 * 60_000)
+
+afterAll(async () => {
+  if (existsSync(join(DATA, 'clusters', NAME))) await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
+  rmSync(work, {recursive: true, force: true})
+  release?.()
+}, 600_000)
+
+describe('faults on a local cluster', () => {
+  it('create killed right after its playbook ran: a re-run converges to a working cluster', async () => {
+    await injectFault('command-killed', 'create: SIGKILL after the management playbook', async () => {
+      const args = ['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--limits', limits(2), '--yes']
+      const {r, fired} = await killedAt(args, {command: 'ansible-playbook', args: 'management\\.yml', when: 'after'}, 900_000)
+      expect(fired, r.stdout + r.stderr).toMatch(/management\.yml/)
+      expect(r.code).toBe(-1) // killed: no exit code
+      const again = await ok(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes', '--json'], 900_000)
+      expect(again.json().image).toBe(readlinkSync(join(IMAGES, 'current')))
+      expect(controllerNodes()).toEqual(['flt-local-small-0001', 'flt-local-small-0002'])
+      return {lost: 0, stuck: leftovers(CONF_DIR).length, seen: 'the command ends with no message (killed)', recovery: '`citc create` re-run: journal resumes, playbook converges'}
+    })
+  }, 1_900_000)
+
+  // finish's apply steps (apply-config.ts): upload → back up → rename gres.conf → rename slurm.conf →
+  // restart → verify. Killed before each step (and once after the restart): the next finish with the
+  // same limits.yaml completes, the controller runs the file, nothing is left behind, no config lost.
+  const finishKills: Array<{step: string; point: KillPoint}> = [
+    {step: 'after the upload (before the backup)', point: {command: 'cp', args: 'backups/slurm\\.conf\\.', when: 'before'}},
+    {step: 'after the backup (before the renames)', point: {command: 'mv', args: '\\.gres\\.conf\\.citc-next', when: 'before'}},
+    {step: 'between the renames (gres.conf new, slurm.conf old)', point: {command: 'mv', args: '\\.slurm\\.conf\\.citc-next', when: 'before'}},
+    {step: 'before the restart (both files new, slurmctld running the old)', point: {command: 'service', args: '^slurmctld restart', when: 'before'}},
+    {step: 'right after the restart (before the verify)', point: {command: 'service', args: '^slurmctld restart', when: 'after'}},
+  ]
+  let nodes = 2
+  for (const {step, point} of finishKills) {
+    it(`finish killed ${step}: the next finish completes; the controller runs the new file; nothing lost or left`, async () => {
+      await injectFault('finish-killed', `finish: SIGKILL ${step}`, async () => {
+        const before = readFileSync(CONF, 'utf8')
+        const next = limits(nodes + 1)
+        const {r, fired} = await killedAt(['finish', '-c', NAME, '--limits', next, '--yes'], point)
+        expect(fired, r.stdout + r.stderr).not.toBe('')
+        expect(r.code).toBe(-1)
+        // The interrupted run lost nothing: the old file is live or backed up.
+        const backups = readdirSync(join(CONF_DIR, 'backups')).map((f) => readFileSync(join(CONF_DIR, 'backups', f), 'utf8'))
+        const lost = readFileSync(CONF, 'utf8') === before || backups.includes(before) ? 0 : 1
+        const again = await citc(['finish', '-c', NAME, '--limits', next, '--yes', '--json'], {env, timeoutMs: 300_000})
+        expect(again.code, again.stdout + again.stderr).toBe(0)
+        nodes += 1
+        expect(nodeCountInConf()).toBe(nodes)
+        const known = controllerNodes()
+        expect(known).toHaveLength(nodes)
+        expect(readFileSync(join(DATA, 'clusters', NAME, 'limits.yaml'), 'utf8')).toBe(readFileSync(next, 'utf8'))
+        const stuck = leftovers(CONF_DIR)
+        expect(stuck).toEqual([])
+        return {lost, stuck: stuck.length, seen: 'finish ends with no message (killed); the next finish says what it repairs', recovery: '`citc finish` re-run with the same limits.yaml'}
+      })
+    }, 700_000)
+  }
+
+  const addUser = (u: string) => ['add-user', u, '--first-name', 'Fault', '--surname', 'Test', '--key', join(work, 'key.pub'), '-c', NAME]
+  const association = (u: string) => sh('sacctmgr', ['-n', '-P', 'show', 'assoc', 'where', `user=${u}`, 'format=account']).stdout.trim()
+  const resolves = (u: string) => spawnSync('getent', ['passwd', u]).status === 0
+
+  it('add-user killed right after the directory entry was written: the re-run undoes it and makes the user whole', async () => {
+    await injectFault('command-killed', 'add-user: SIGKILL after ldapadd', async () => {
+      const {r, fired} = await killedAt(addUser(USER), {command: 'ldapadd', args: '', when: 'after'})
+      expect(fired, r.stdout + r.stderr).not.toBe('')
+      expect(r.code).toBe(-1)
+      expect(existsSync(`/mnt/shared/home/${USER}`)).toBe(false) // killed before the home
+      const again = await ok([...addUser(USER), '--json'])
+      expect(again.stdout + again.stderr).toMatch(/interrupted add-user/)
+      expect(association(USER)).toBe(NAME)
+      expect(existsSync(`/mnt/shared/home/${USER}/.ssh/authorized_keys`)).toBe(true)
+      const listed = (await ok(['users', '-c', NAME, '--json'])).json().users.map((u: {username: string}) => u.username)
+      expect(listed).toContain(USER)
+      const half = existsSync(`/var/lib/citc/pending/add-user-${USER}.json`) ? 1 : 0
+      return {lost: 0, stuck: half, seen: 'add-user ends with no message (killed); the entry exists without a home', recovery: '`citc add-user` re-run: undoes the half-made entry (listed on the node), then makes the user'}
+    })
+  }, 300_000)
+
+  it('remove-user killed after the Slurm associations went, before the directory entry: the re-run finishes it', async () => {
+    await injectFault('command-killed', 'remove-user: SIGKILL after sacctmgr delete user', async () => {
+      const {r, fired} = await killedAt(['remove-user', USER, '-c', NAME, '--yes'], {command: 'sacctmgr', args: 'delete user', when: 'after'})
+      expect(fired, r.stdout + r.stderr).not.toBe('')
+      expect(r.code).toBe(-1)
+      expect(association(USER)).toBe('')
+      await ok(['remove-user', USER, '-c', NAME, '--yes'])
+      const left = (resolves(USER) ? 1 : 0) + (association(USER) ? 1 : 0)
+      return {lost: 0, stuck: left, seen: 'remove-user ends with no message (killed); the user has no association but still resolves', recovery: '`citc remove-user` re-run'}
+    })
+  }, 300_000)
+
+  it('accounts apply killed right after sacctmgr changed slurmdbd: the re-run converges on the file', async () => {
+    await injectFault('command-killed', 'accounts apply: SIGKILL after its first sacctmgr change', async () => {
+      const file = join(work, 'accounts.yaml')
+      writeFileSync(file, 'accounts:\n  physics:\n    description: Physics\n    limits: {MaxJobs: 10}\n  physics-lab:\n    parent: physics\n')
+      const {r, fired} = await killedAt(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'], {command: 'sacctmgr', args: '^-i ', when: 'after'})
+      expect(fired, r.stdout + r.stderr).not.toBe('')
+      expect(r.code).toBe(-1)
+      await ok(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'])
+      const dry = (await ok(['accounts', 'apply', '-f', file, '-c', NAME, '--dry-run', '--json'])).json()
+      const accounts = sh('sacctmgr', ['-n', '-P', 'show', 'account', 'format=account']).stdout.split('\n')
+      const missing = ['physics', 'physics-lab'].filter((a) => !accounts.includes(a)).length
+      expect(missing).toBe(0)
+      expect(dry.changed).toBe(false)
+      return {lost: missing, stuck: 0, seen: 'accounts apply ends with no message (killed); part of the tree is in slurmdbd', recovery: '`citc accounts apply` re-run (it plans from what slurmdbd holds)'}
+    })
+  }, 300_000)
+
+  /** Submit as USER2; the job id. */
+  const submit = (args: string[]) => {
+    const r = sh('sbatch', ['-D', `/mnt/shared/home/${USER2}`, '-o', '/dev/null', ...args], {user: USER2})
+    if (r.status !== 0) throw new Error(`sbatch failed: ${r.stderr}`)
+    return /Submitted batch job (\d+)/.exec(r.stdout)![1]
+  }
+  const jobState = (id: string) => sh('squeue', ['-h', '-j', id, '-o', '%T']).stdout.trim()
+  const accounted = (id: string) => sh('sacct', ['-n', '-X', '-P', '-j', id, '-o', 'State']).stdout.trim()
+  /** The cluster's daemons as pids (not other tests' sandboxes under /tmp). */
+  const daemons = (pattern: RegExp) =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .flatMap((pid) => {
+        try {
+          const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
+          return pattern.test(cmd) && !cmd.includes('/tmp/') ? [Number(pid)] : []
+        } catch {
+          return []
+        }
+      })
+  const killAll = async (pattern: RegExp) => {
+    const pids = daemons(pattern)
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone already
+      }
+    }
+    await until(`${pattern} gone`, 30_000, () => daemons(pattern).length === 0)
+    return pids.length
+  }
+
+  it('MariaDB down: accounts apply and usage exit 4 saying what to do; jobs still run; accounting catches up when it is back', async () => {
+    await injectFault('service-down', 'MariaDB killed during accounts apply and usage', async () => {
+      await ok(addUser(USER2))
+      expect(await killAll(/\/usr\/sbin\/(mariadbd|mysqld)\b/)).toBeGreaterThan(0)
+      const file = join(work, 'accounts2.yaml')
+      writeFileSync(file, 'accounts:\n  physics:\n    description: Physics\n    limits: {MaxJobs: 20}\n  physics-lab:\n    parent: physics\n')
+      const apply = await citc(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'], {env, timeoutMs: 180_000})
+      expect(apply.code, apply.stdout + apply.stderr).toBe(4)
+      const usage = await citc(['usage', '-c', NAME], {env, timeoutMs: 180_000})
+      expect(usage.code, usage.stdout + usage.stderr).toBe(4)
+      // A job submitted and run while the database is down.
+      const id = submit(['--wrap', 'true'])
+      await until(`job ${id} ran`, 180_000, () => jobState(id) === '')
+      await ok(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes'], 900_000)
+      // slurmctld sends what it kept once slurmdbd reaches the database again.
+      await until(`job ${id} in accounting`, 180_000, () => accounted(id) === 'COMPLETED')
+      await ok(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'])
+      return {lost: 0, stuck: 0, seen: `accounts apply and usage: exit 4 (${apply.stderr.trim().split('\n')[0].slice(0, 120)})`, recovery: '`citc create` re-run starts MariaDB; slurmctld sends the jobs it kept'}
+    })
+  }, 1_200_000)
+
+  it('slapd down during add-user: exit 4, nothing half-made; the re-run after it is back makes the user', async () => {
+    await injectFault('service-down', 'slapd killed during add-user', async () => {
+      const u = 'faultusr3'
+      expect(await killAll(/\/usr\/sbin\/slapd\b/)).toBeGreaterThan(0)
+      const r = await citc(addUser(u), {env, timeoutMs: 180_000})
+      expect(r.code, r.stdout + r.stderr).toBe(4)
+      const half = (existsSync(`/mnt/shared/home/${u}`) ? 1 : 0) + (association(u) ? 1 : 0) + (existsSync(`/var/lib/citc/pending/add-user-${u}.json`) ? 1 : 0)
+      await ok(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes'], 900_000)
+      await ok(addUser(u))
+      expect(resolves(u)).toBe(true)
+      await ok(['remove-user', u, '-c', NAME, '--yes', '--delete-home'])
+      return {lost: 0, stuck: half, seen: `add-user: exit 4 (${r.stderr.trim().split('\n')[0].slice(0, 120)})`, recovery: '`citc create` re-run starts slapd; add-user again'}
+    })
+  }, 1_200_000)
+
+  it('power cut: every daemon of the cluster killed at once; `citc create` re-run brings it back; a queued job runs; users, accounts and images intact', async () => {
+    await injectFault('restart', 'every daemon of the cluster SIGKILLed at once, a node up and a job queued', async () => {
+      const image = readlinkSync(join(IMAGES, 'current'))
+      const running = submit(['--wrap', 'sleep 600'])
+      await until(`job ${running} running`, 240_000, () => jobState(running) === 'RUNNING')
+      const queued = submit(['--hold', '--wrap', 'true'])
+      const pattern = /\/usr\/sbin\/(slurmctld|slurmdbd|slurmd|mariadbd|mysqld|slapd|munged|nslcd)\b|node sync|citc-node-sync/
+      const killed = await killAll(pattern)
+      const again = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes'], {env, timeoutMs: 900_000})
+      expect(again.code, again.stdout + again.stderr).toBe(0)
+      // The held job survived in slurmctld's state; released, it runs.
+      expect(jobState(queued)).toBe('PENDING')
+      expect(sh('scontrol', ['release', queued]).status).toBe(0)
+      await until(`job ${queued} ran`, 300_000, () => jobState(queued) === '')
+      const lostThings = (accounted(queued) === 'COMPLETED' ? 0 : 1) + (resolves(USER2) ? 0 : 1) + (association(USER2) ? 0 : 1) + (readlinkSync(join(IMAGES, 'current')) === image ? 0 : 1)
+      // No node left half-started: every one powered down or up and answering, within the watchdog's pass.
+      await until('every node settled', 300_000, () => sh('sinfo', ['-h', '-N', '-o', '%N %T']).stdout.split('\n').filter(Boolean).every((l) => /(idle~|idle|mixed|allocated|down~|idle%)$/.test(l) && !/\*$/.test(l)))
+      const states = sh('sinfo', ['-h', '-N', '-o', '%N %T']).stdout
+      return {
+        lost: lostThings,
+        stuck: 0,
+        seen: `${killed} processes killed; the job running then ends ${accounted(running) || jobState(running)}; a re-run of create reports each service started`,
+        recovery: '`citc create` re-run (no systemd here; on systemd the services start at boot)' + (states.includes('down') ? '' : ''),
+      }
+    })
+  }, 1_800_000)
+})
