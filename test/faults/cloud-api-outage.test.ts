@@ -24,6 +24,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {injectFault} from '../helpers/fault-record.js'
 import {cloudSlurm, type CloudSlurm} from '../helpers/cloud-slurm.js'
+import {slurmSandbox} from '../helpers/slurm.js'
 import {waitFor, waitForAsync} from '../helpers/wait.js'
 
 const OUTAGE_S = 60
@@ -39,7 +40,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('the cloud API failing during resume and suspend', () => {
   it('retries within the budget, fails past it with a reason Slurm shows, and the watchdog terminates what suspend could not: nothing leaks', async () => {
-    cs = await cloudSlurm({cluster: 'outg', count: 7, driver: {requestTimeoutMs: REQUEST_TIMEOUT_MS}})
+    cs = await cloudSlurm(await slurmSandbox('outg'), {count: 7, driver: {requestTimeoutMs: REQUEST_TIMEOUT_MS}})
     const c = cs
     const [a1, a2, b1, b2, c1, c2, d1] = c.nodes as [string, string, string, string, string, string, string]
     const powerUp = async (nodes: string[]) => expect((await c.scontrol(['update', `NodeName=${nodes.join(',')}`, 'State=POWER_UP'])).status).toBe(0)

@@ -13,6 +13,7 @@ import {pidAlive} from '../../src/lib/proc.js'
 import {REASON_START_LOST} from '../../src/lib/nodes/sync-plan.js'
 import {injectFault} from '../helpers/fault-record.js'
 import {cloudSlurm, type CloudSlurm} from '../helpers/cloud-slurm.js'
+import {slurmSandbox} from '../helpers/slurm.js'
 import {waitFor} from '../helpers/wait.js'
 
 const COUNT = 12
@@ -33,7 +34,7 @@ const queued = async () => (await cs!.slurm('squeue', ['-h', '-o', '%i'])).stdou
  * keeps the default KillMode=control-group).
  */
 async function burst(withPrograms: 'survive' | 'killed') {
-  cs = await cloudSlurm({cluster: 'brst', count: COUNT, driver: {rate: {perSecond: 1, burst: 1}, concurrency: 4}})
+  cs = await cloudSlurm(await slurmSandbox('brst'), {count: COUNT, driver: {rate: {perSecond: 1, burst: 1}, concurrency: 4}})
   const c = cs
   let figures: Record<string, unknown> & {atKill: number; startLost: number} = {atKill: 0, startLost: 0}
   try {

@@ -20,7 +20,7 @@ import {localTransport} from '../../src/lib/transport/local.js'
 import {type Ec2Instance, type FakeEc2, startFakeEc2} from '../doubles/cloud-api/ec2.js'
 import {EC2_INTERNAL_ERROR, type OutageProxy, startOutageProxy} from '../doubles/cloud-api/outage.js'
 import {ROOT} from './cli.js'
-import {slurmSandbox, type SlurmSandbox} from './slurm.js'
+import type {SlurmSandbox} from './slurm.js'
 
 export const CLOUD_SLURM_SHAPE = 'c5.xlarge'
 const ZONE = 'eu-west-2a'
@@ -73,21 +73,25 @@ export interface CloudSlurm {
   stop(): Promise<void>
 }
 
-export async function cloudSlurm(o: {cluster: string; count: number; driver?: Partial<DriverStandIn>; conf?: string[]}): Promise<CloudSlurm> {
+/**
+ * The cluster on `sb` (a slurmSandbox the test made, not yet started; its cluster id names the nodes),
+ * with `count` nodes of one shape; slurmctld is started here and stopped, with everything else, by stop().
+ */
+export async function cloudSlurm(sb: SlurmSandbox, o: {count: number; driver?: Partial<DriverStandIn>; conf?: string[]}): Promise<CloudSlurm> {
   const saved = new Map([...AWS_ENV_CLEARED, 'AWS_EC2_METADATA_SERVICE_ENDPOINT', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'SLURM_CONF'].map((k) => [k, process.env[k]]))
-  const sb = await slurmSandbox(o.cluster)
+  const cluster = sb.clusterId
   const ec2 = await startFakeEc2()
   const proxy = await startOutageProxy(ec2.url, EC2_INTERNAL_ERROR)
   const dir = sb.dir
-  const nodes = Array.from({length: o.count}, (_, i) => `${o.cluster}-c5-xlarge-${String(i + 1).padStart(4, '0')}`)
+  const nodes = Array.from({length: o.count}, (_, i) => `${cluster}-c5-xlarge-${String(i + 1).padStart(4, '0')}`)
   const imagesJson = join(dir, 'images.json')
-  writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: `citc-${o.cluster}-x86_64-v1`, version: '1', id: AMI}}, inputs: {}}))
+  writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: `citc-${cluster}-x86_64-v1`, version: '1', id: AMI}}, inputs: {}}))
   const clusterJson = join(dir, 'cluster.json')
   const elasticLog = join(dir, 'elastic.log')
   writeFileSync(
     clusterJson,
     JSON.stringify({
-      version: 1, name: o.cluster, sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: dir, confPath: sb.confPath, elasticLog, provider: 'aws',
+      version: 1, name: cluster, sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: dir, confPath: sb.confPath, elasticLog, provider: 'aws',
       driver: {
         region: 'eu-west-2', zone: ZONE, mgmtPrivateIp: '10.0.0.10', sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
         vpcId: 'vpc-0abc', subnetId: 'subnet-0abc', securityGroupId: 'sg-0abc', nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-mgmt', baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
@@ -125,14 +129,19 @@ export async function cloudSlurm(o: {cluster: string; count: number; driver?: Pa
         'SuspendTime=3600', 'SuspendTimeout=5', 'ResumeTimeout=1800', 'ResumeRate=0', 'SuspendRate=0',
         'ReturnToService=2', 'SlurmctldParameters=idle_on_node_suspend,cloud_reg_addrs', 'PrivateData=cloud', 'TreeWidth=65533',
         ...(o.conf ?? []),
-        `NodeName=${o.cluster}-c5-xlarge-[0001-${String(o.count).padStart(4, '0')}] State=CLOUD CPUs=1 RealMemory=100 Features=shape=${CLOUD_SLURM_SHAPE},arch=x86_64`,
+        `NodeName=${cluster}-c5-xlarge-[0001-${String(o.count).padStart(4, '0')}] State=CLOUD CPUs=1 RealMemory=100 Features=shape=${CLOUD_SLURM_SHAPE},arch=x86_64`,
         `PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP`,
         '',
       ].join('\n'),
   )
   for (const k of AWS_ENV_CLEARED) delete process.env[k]
   Object.assign(process.env, sdkEnv, {SLURM_CONF: sb.confPath})
-  await sb.startController()
+  try {
+    await sb.startController()
+  } catch (error) {
+    await Promise.all([sb.stop(), proxy.close(), ec2.close()])
+    throw error
+  }
 
   const slurm = (cmd: string, args: string[]) =>
     new Promise<{status: number; stdout: string; stderr: string}>((resolve) =>
