@@ -26,6 +26,8 @@ export const INTEGRATION = [
   // The collector against slurmctld + munged + two slurmd of the test's own.
   'test/cli/metrics-collect.test.ts',
   'test/cli/node-program.test.ts',
+  // The built CLI with an sshd of the test's own as a cloud management node (rebuild-image --rollback on aws, google, oracle).
+  'test/cli/rebuild-image-rollback-cloud.test.ts',
   'test/cli/status-watch.test.ts',
   // slurmctld + munged of the test's own.
   'test/lib/slurm/slurmctld.test.ts',
@@ -50,10 +52,16 @@ export const INTEGRATION = [
   // ansible-playbook.
   'test/lib/tools/ansible.test.ts',
   'test/playbooks/compute-exporter.test.ts',
+  // nftables in a network namespace of the test's own (root).
+  'test/playbooks/metadata-guard.test.ts',
   'test/playbooks/group-vars.test.ts',
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',
   'test/playbooks/nvidia-gpu-role.test.ts',
+  // A compute image root built by compute.yml, booted in namespaces with citc's user-data (root).
+  'test/playbooks/node-user-data-boot.test.ts',
+  // The watchdog's init script started and stopped for real (root: it runs the loop as slurm).
+  'test/playbooks/watchdog-service.test.ts',
 ]
 
 /** Whole clusters and pseudo-terminal tests. */

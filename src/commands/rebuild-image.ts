@@ -43,17 +43,21 @@ VERSION given) current again.`
     keep: Flags.integer({default: 3, min: 1, description: 'images to keep (older ones are deleted, never the current one nor one a node runs)'}),
     arch: Flags.string({options: ['x86_64', 'arm64'], description: 'architecture to build (default: the only one the provider builds, else x86_64; local: this machine’s; oracle: x86_64 only)'}),
     wait: waitFlag,
+    // Tests only: a stand-in management node's imageRoot (its images.json and build files). docs/stand-ins.md, src/lib/stand-in.ts.
+    'stand-in': Flags.string({hidden: true, description: 'a stand-in file (tests): clouds: its managementNode.imageRoot instead of the management node\'s /'}),
   }
 
   async run() {
     const {listImages, rebuildImage, rollbackImage} = await import('../lib/tasks/rebuild-image/rebuild-image.js')
     const {usageError} = await import('../lib/errors.js')
     const f = this.flags
+    const {readStandInFile} = await import('../lib/stand-in.js')
+    const nodeRoot = f['stand-in'] ? readStandInFile(f['stand-in']).managementNode?.imageRoot : undefined
     const exclusive = [f.list && '--list', f.rollback && '--rollback', f.script !== undefined && '--script'].filter(Boolean)
     if (exclusive.length > 1) throw usageError(`${exclusive.join(' and ')} cannot be combined`, 'give one of them')
     if (this.args.version !== undefined && !f.rollback) throw usageError(`unexpected argument ${this.args.version}`, 'a VERSION goes with --rollback')
-    if (f.list) return listImages(this.io(), f.cluster, this.config.dataDir)
-    if (f.rollback) return rollbackImage(this.io(), {cluster: f.cluster, version: this.args.version, arch: f.arch, wait: f.wait}, this.config.dataDir)
-    return rebuildImage(this.io(), {cluster: f.cluster, script: f.script, keep: f.keep, arch: f.arch, wait: f.wait}, this.config.dataDir)
+    if (f.list) return listImages(this.io(), f.cluster, this.config.dataDir, nodeRoot)
+    if (f.rollback) return rollbackImage(this.io(), {cluster: f.cluster, version: this.args.version, arch: f.arch, wait: f.wait, nodeRoot}, this.config.dataDir)
+    return rebuildImage(this.io(), {cluster: f.cluster, script: f.script, keep: f.keep, arch: f.arch, wait: f.wait, nodeRoot}, this.config.dataDir)
   }
 }

@@ -5,6 +5,8 @@
 // It is a JSON file (a StandIn), given in one of these ways:
 //   `citc create … --stand-in FILE`             (hidden flag) managementNode: an sshd on loopback
 //                                                 stands in for the machine Terraform made;
+//   `citc rebuild-image … --stand-in FILE`      (hidden flag) managementNode.imageRoot only: where that
+//                                                 node keeps images.json and the build files;
 //   `citc node resume|suspend|fail HOSTLIST --stand-in FILE`
 //                                               (hidden flag) clusterJson: another cluster.json than
 //                                                 /etc/citc/cluster.json; driver: see below;

@@ -266,4 +266,87 @@ describe('faults on a local cluster', () => {
       }
     })
   }, 1_800_000)
+
+  /** Image directories besides `current` (finished images and anything half-built). */
+  const imageDirs = () => readdirSync(IMAGES).filter((e) => e !== 'current').sort()
+
+  it('rebuild-image killed right after Packer built the root filesystem: the re-run builds a current image and leaves nothing half-built', async () => {
+    await injectFault('command-killed', 'rebuild-image: SIGKILL after packer build', async () => {
+      const before = readlinkSync(join(IMAGES, 'current'))
+      const {r, fired} = await killedAt(['rebuild-image', '-c', NAME, '--yes'], {command: 'packer', args: '^build ', when: 'after'}, 900_000)
+      expect(fired, r.stdout + r.stderr).not.toBe('')
+      expect(r.code).toBe(-1)
+      expect(readlinkSync(join(IMAGES, 'current'))).toBe(before) // never made current half-way
+      await ok(['rebuild-image', '-c', NAME, '--yes'], 900_000)
+      expect(readlinkSync(join(IMAGES, 'current'))).not.toBe(before)
+      const partial = imageDirs().filter((d) => d.endsWith('.partial'))
+      expect(partial).toEqual([])
+      return {lost: imageDirs().includes(before) ? 0 : 1, stuck: partial.length, seen: 'rebuild-image ends with no message (killed); the current image is unchanged', recovery: '`citc rebuild-image` re-run: a half-built image is removed, a new one built'}
+    })
+  }, 1_900_000)
+
+  it('full disk during an image build: exit 4 naming the disk, the current image untouched, the partial image removed', async () => {
+    await injectFault('disk-full', 'image build on a filesystem that fills up', async () => {
+      const before = readlinkSync(join(IMAGES, 'current'))
+      const used = Number(execFileSync('du', ['-s', '-B1M', IMAGES], {encoding: 'utf8'}).split('\t')[0])
+      // A filesystem over the images with 40 MB free: the new root filesystem cannot fit.
+      const tmpfs = join(work, 'images-tmpfs')
+      execFileSync('mkdir', ['-p', tmpfs])
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${used + 40}M`, 'citc-fault-disk', tmpfs])
+      try {
+        execFileSync('cp', ['-a', `${IMAGES}/.`, tmpfs])
+        execFileSync('mount', ['--bind', tmpfs, IMAGES])
+        try {
+          const r = await citc(['rebuild-image', '-c', NAME, '--yes'], {env, timeoutMs: 900_000})
+          expect(r.code, r.stdout + r.stderr).toBe(4)
+          expect(r.stdout + r.stderr).toMatch(/No space left on device|ENOSPC|disk is full/i)
+          expect(readlinkSync(join(IMAGES, 'current'))).toBe(before)
+          const partial = imageDirs().filter((d) => d.endsWith('.partial'))
+          expect(partial).toEqual([])
+          return {lost: 0, stuck: partial.length, seen: `rebuild-image: exit 4 (${(r.stdout + r.stderr).match(/.*(No space left on device|ENOSPC).*/i)?.[0].trim().slice(0, 120)})`, recovery: 'free space, run rebuild-image again (the current image kept working)'}
+        } finally {
+          execFileSync('umount', [IMAGES])
+        }
+      } finally {
+        execFileSync('umount', [tmpfs])
+      }
+    })
+  }, 1_000_000)
+
+  it('full disk during finish’s backup: exit 4, slurm.conf untouched, no partial backup nor upload left', async () => {
+    await injectFault('disk-full', 'finish’s backup on a filesystem that is full', async () => {
+      const backups = join(CONF_DIR, 'backups')
+      const saved = `${backups}.saved-by-test`
+      execFileSync('mv', [backups, saved])
+      execFileSync('mkdir', [backups])
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'citc-fault-disk', backups])
+      try {
+        spawnSync('dd', ['if=/dev/zero', `of=${join(backups, 'fill')}`, 'bs=4k', 'count=64'])
+        const conf = readFileSync(CONF, 'utf8')
+        const r = await citc(['finish', '-c', NAME, '--limits', limits(nodes + 1), '--yes'], {env, timeoutMs: 300_000})
+        expect(r.code, r.stdout + r.stderr).toBe(4)
+        expect(r.stdout + r.stderr).toMatch(/No space left on device/)
+        expect(readFileSync(CONF, 'utf8')).toBe(conf)
+        const partial = readdirSync(backups).filter((f) => f !== 'fill')
+        const stuck = [...partial, ...leftovers(CONF_DIR)]
+        expect(stuck).toEqual([])
+        return {lost: 0, stuck: stuck.length, seen: `finish: exit 4 (${(r.stdout + r.stderr).match(/.*No space left on device.*/)?.[0].trim().slice(0, 120)})`, recovery: 'free space, run finish again (slurm.conf was never touched)'}
+      } finally {
+        execFileSync('umount', [backups])
+        execFileSync('rmdir', [backups])
+        execFileSync('mv', [saved, backups])
+      }
+    })
+  }, 400_000)
+
+  it('destroy killed right after its teardown playbook: the re-run finishes; nothing of the cluster is left', async () => {
+    await injectFault('command-killed', 'destroy: SIGKILL after the teardown playbook', async () => {
+      const {r, fired} = await killedAt(['destroy', NAME, '--yes'], {command: 'ansible-playbook', args: 'teardown\\.yml', when: 'after'}, 900_000)
+      expect(fired, r.stdout + r.stderr).not.toBe('')
+      expect(r.code).toBe(-1)
+      await ok(['destroy', NAME, '--yes'], 900_000)
+      const left = daemons(/\/usr\/sbin\/(slurmctld|slurmdbd|slurmd)\b|node sync/).length + (existsSync('/etc/citc') ? 1 : 0) + (existsSync(IMAGES) ? 1 : 0) + (existsSync(join(DATA, 'clusters', NAME)) ? 1 : 0)
+      return {lost: 0, stuck: left, seen: 'destroy ends with no message (killed) after the services were stopped', recovery: '`citc destroy` re-run'}
+    })
+  }, 1_900_000)
 })

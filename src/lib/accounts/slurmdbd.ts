@@ -99,22 +99,14 @@ export class AccountsStore {
   }
 
   /** `sacctmgr load` of a file written to a temporary file on the node (not stdin: sacctmgr opens the
-   * path, and a socket there cannot be opened), removed afterwards. All or nothing: a bad line loads nothing. */
+   * path, and a socket there cannot be opened), removed afterwards. All or nothing (loadText, loadFailure). */
   private async load(text: string, signal?: AbortSignal): Promise<void> {
     const t = this.transport
     const path = (await t.check(['mktemp', '-t', 'citc-accounts-load.XXXXXX'], {timeoutMs: 30_000, signal})).stdout.trim()
     try {
       await t.writeFile(path, text, {mode: 0o600})
       const r = await t.run(this.accounting.argv(['-i', 'load', `file=${path}`]), {timeoutMs: 30 * 60_000, signal})
-      // sacctmgr load says "Problem with line(N)" and exits 1; the line is the file's.
-      if (r.exitCode !== 0) {
-        const problem = /line\((\d+)\)/.exec(r.stdout + r.stderr)
-        const line = problem ? text.split('\n')[Number(problem[1]) - 1] : undefined
-        const out = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-5).join('\n')
-        throw remoteError(`sacctmgr load failed on ${t.description} (exit ${r.exitCode}); nothing of it was added${line ? `; at ${JSON.stringify(line)}` : ''}\n${out}`, {
-          hint: 'is slurmdbd running on the management node? run `citc accounts apply` again to see the plan from what slurmdbd has',
-        })
-      }
+      if (r.exitCode !== 0) throw loadFailure(text, r, t.description)
     } finally {
       await t.run(['rm', '-f', '--', path], {timeoutMs: 30_000}).catch(() => undefined)
     }
@@ -174,12 +166,33 @@ function loadLimits(changes: readonly Change[]): string[] {
 }
 
 /**
+ * Free text as a load file must hold it. sacctmgr reads each line of the file as a config line first
+ * (src/sacctmgr/file_functions.c, _get_next_line): everything from a "#" on is a comment, and a
+ * backslash escapes the character after it and is dropped. Unescaped, a description "Room #2" leaves
+ * an unterminated quote (sacctmgr stops: nothing of the file is loaded), and "C:\lab" is stored as
+ * "C:lab" (`modify` stores it as written: every later apply would find it changed). Escaped, both
+ * read back as written.
+ */
+export const loadQuoted = (text: string): string => `'${text.replace(/[\\#]/g, (c) => `\\${c}`)}'`
+
+/**
  * The file `sacctmgr load` reads for a run of added accounts and users (the format of `sacctmgr
  * dump`): each `Parent - 'p'` line says where the Account and User lines after it go. Names were
- * checked by parse.ts; free text holds no quote (names.ts textProblem), so '…' cannot be broken out of.
+ * checked by parse.ts; free text holds no quote (names.ts textProblem), so '…' cannot be broken out of,
+ * and its "#" and backslashes are escaped (loadQuoted).
+ *
+ * sacctmgr reads every line before it adds anything, and a line it cannot read stops it with nothing
+ * added — except a Parent line naming an account slurmdbd does not have: that stops the reading, and
+ * what was read before it IS added (exit 1; seen on 22.05, file_functions.c breaks out without an
+ * error there). Such an account was in slurmdbd when the plan was made, and someone removed it since.
+ * So the file first names every parent it uses that it does not add itself, on Parent lines of their
+ * own, before any Account or User line: a parent gone makes the load stop with nothing read yet.
  */
 export function loadText(batch: readonly AccountOp[], cluster: string): string {
   const lines = [`Cluster - '${cluster}'`]
+  const added = new Set(batch.flatMap((op) => (op.op === 'addAccount' ? [op.account] : [])))
+  const existing = [...new Set(batch.flatMap((op) => (op.op === 'addAccount' ? [op.parent] : op.op === 'addUser' ? [op.account] : [])))].filter((p) => !added.has(p))
+  for (const p of existing) lines.push(`Parent - '${p}'`)
   let parent: string | undefined
   const under = (p: string) => {
     if (p !== parent) lines.push(`Parent - '${p}'`)
@@ -189,8 +202,8 @@ export function loadText(batch: readonly AccountOp[], cluster: string): string {
     if (op.op === 'addAccount') {
       under(op.parent)
       const text = [
-        ...(op.description === undefined ? [] : [`Description='${op.description}'`]),
-        ...(op.organisation === undefined ? [] : [`Organization='${op.organisation}'`]),
+        ...(op.description === undefined ? [] : [`Description=${loadQuoted(op.description)}`]),
+        ...(op.organisation === undefined ? [] : [`Organization=${loadQuoted(op.organisation)}`]),
       ]
       lines.push([`Account - '${op.account}'`, ...text, ...loadLimits(op.limits)].join(':'))
     } else if (op.op === 'addUser') {
@@ -201,6 +214,32 @@ export function loadText(batch: readonly AccountOp[], cluster: string): string {
     }
   }
   return lines.join('\n') + '\n'
+}
+
+/**
+ * What a failed `sacctmgr load` of `text` did, from its output. A line it could not read ("Problem
+ * with line(N)", "Misformatted line(N)", an open quote) stops it before anything is added; so does a
+ * missing parent named before the first Account or User line (loadText puts them there). Any other
+ * failure (slurmdbd refusing the additions themselves) may come after part of them was added: said so.
+ */
+export function loadFailure(text: string, r: {exitCode: number; stdout: string; stderr: string}, where: string): CitcError {
+  const out = `${r.stdout}\n${r.stderr}`
+  const lines = text.split('\n')
+  const firstChange = lines.findIndex((l) => /^(Account|User) - /.test(l)) + 1
+  const parent = /line\((\d+)\) You need to add this parent \(([^)]*)\)/.exec(out)
+  const unread = /Problem with line\(\d+\)|Misformatted line\(\d+\)|problem with option .* with quotes/i.test(out)
+  const n = Number((parent ?? /line\((\d+)\)/.exec(out))?.[1] ?? 0)
+  const line = n > 0 ? lines[n - 1] : undefined
+  const nothing = unread || (parent !== null && n < firstChange)
+  const at = line === undefined ? '' : ` at ${JSON.stringify(line)}`
+  const why = parent ? `: account ${parent[2]} is not in slurmdbd (removed since the plan was made?)` : ''
+  const last = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-5).join('\n')
+  return remoteError(
+    nothing
+      ? `sacctmgr load failed on ${where} (exit ${r.exitCode}); nothing of it was added;${at}${why}\n${last}`
+      : `sacctmgr load failed on ${where} (exit ${r.exitCode})${at}${why}; what it added before that stays\n${last}`,
+    {hint: 'run `citc accounts apply` again: it plans from what slurmdbd holds now (is slurmdbd running on the management node?)'},
+  )
 }
 
 /** sacctmgr's arguments for a batch of one operation, or of users removed from one account. */

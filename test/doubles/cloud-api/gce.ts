@@ -11,7 +11,11 @@
 //   - list filters `labels.k = v AND …` and pages with pageToken.
 // Scripted faults (fail()): op 'insert' | 'list' | 'get' | 'delete' | 'wait' answer with an HTTP error
 // whose reason is `code`; op 'insert:operation' lets the insert be accepted and puts `code` in its
-// finished operation (with `status` as httpErrorStatusCode). Listens on 127.0.0.1 only.
+// finished operation (with `status` as httpErrorStatusCode). An HTTP fault's `form` (GceFault) says
+// where the body carries `code`, as Google's APIs do (Cloud APIs design guide, "Errors"): 'reason' (the
+// default: errors[].reason, Compute's v1 format), 'status' (only the canonical `status`, no errors[]),
+// 'errorInfo' (a google.rpc.ErrorInfo in `details`, the canonical status of the HTTP code beside it).
+// Listens on 127.0.0.1 only.
 import {randomBytes} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 
@@ -25,6 +29,8 @@ export interface GceInstance extends FakeInstance {
 
 export interface FakeGce extends FakeCloud {
   instances: GceInstance[]
+  /** Queue faults (GceFault: with the form of an HTTP error's body). */
+  fail(...faults: GceFault[]): void
   add(instance: Partial<GceInstance> & {name: string}): GceInstance
   /** The project new instances and the default zone belong to. */
   project: string
@@ -71,17 +77,36 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Compute's instance status for the common states (a deleted instance is not shown at all). */
 const STATUS: Record<FakeInstance['state'], string> = {pending: 'PROVISIONING', running: 'RUNNING', stopping: 'STOPPING', terminated: 'TERMINATED'}
 
+/** Where an HTTP error's body carries its code (header). */
+export type GoogleErrorForm = 'reason' | 'status' | 'errorInfo'
+
+/** A scripted fault of the fake Compute Engine. */
+export interface GceFault extends Fault {
+  form?: GoogleErrorForm
+}
+
 class HttpError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  constructor(readonly status: number, readonly reason: string, message: string, readonly form: GoogleErrorForm = 'reason') {
     super(message)
   }
+}
+
+/** Google's JSON error body for an HttpError, in its form. */
+function errorBody(e: HttpError): unknown {
+  const canonical = HTTP_STATUS[e.status] ?? 'UNKNOWN'
+  if (e.form === 'status') return {error: {code: e.status, message: e.message, status: e.reason}}
+  if (e.form === 'errorInfo') {
+    const info = {'@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: e.reason, domain: 'googleapis.com', metadata: {service: 'compute.googleapis.com', method: 'compute.v1.InstancesService.Insert'}}
+    return {error: {code: e.status, message: e.message, status: canonical, details: [info]}}
+  }
+  return {error: {code: e.status, message: e.message, errors: [{message: e.message, domain: 'global', reason: e.reason}], status: canonical}}
 }
 
 export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
   const instances: GceInstance[] = []
   const deleted = new Set<GceInstance>()
   const requests: RecordedRequest[] = []
-  const faults: Fault[] = []
+  const faults: GceFault[] = []
   const operations = new Map<string, Operation & {waits: number; project: string}>()
   /** requestId → operation name, per project/zone (Compute keys them so too). */
   const byRequestId = new Map<string, string>()
@@ -159,7 +184,7 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
   const publicOp = ({waits: _w, project: _p, ...op}: Operation & {waits: number; project: string}) => op
 
   /** The next scripted fault for this request, used up by one. */
-  function takeFault(op: string, shape?: string): Fault | undefined {
+  function takeFault(op: string, shape?: string): GceFault | undefined {
     const f = faults.find((x) => x.op === op && x.times > 0 && (!x.shape || x.shape === shape))
     if (f) f.times -= 1
     return f
@@ -302,13 +327,13 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
       if (op === 'insert') shape = /machineTypes\/([^/"]+)/.exec(body)?.[1]
       const fault = takeFault(op, shape)
       if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs))
-      if (fault) throw new HttpError(fault.status, fault.code, fault.message ?? `${fault.code} (fake)`)
+      if (fault) throw new HttpError(fault.status, fault.code, fault.message ?? `${fault.code} (fake)`, fault.form)
       if ((op === 'insert' || op === 'delete') && !takeRate()) throw new HttpError(403, 'rateLimitExceeded', 'Rate Limit Exceeded')
       payload = await result()
     } catch (error) {
       if (!(error instanceof HttpError)) throw error
       status = error.status
-      payload = {error: {code: status, message: error.message, errors: [{message: error.message, domain: 'global', reason: error.reason}], status: HTTP_STATUS[status] ?? 'UNKNOWN'}}
+      payload = errorBody(error)
     }
     requests.push({op, method, path: `${url.pathname}${url.search}`, headers: req.headers, body, status, at: Date.now()})
     res.writeHead(status, {'Content-Type': 'application/json; charset=UTF-8'})
@@ -332,7 +357,7 @@ export async function startFakeGce(options: FakeGceOptions): Promise<FakeGce> {
     zone: options.zone ?? 'europe-west4-a',
     pageSize: 500,
     waitsBeforeDone: 0,
-    fail: (...f: Fault[]) => void faults.push(...f.map((x) => ({...x}))),
+    fail: (...f: GceFault[]) => void faults.push(...f.map((x) => ({...x}))),
     add,
     close: () =>
       new Promise<void>((resolve) => {

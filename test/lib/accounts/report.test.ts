@@ -8,6 +8,7 @@ import {parseAssocMgr} from '../../../src/lib/accounts/assoc-usage.js'
 import {accountsDocument, accountsDocumentSchema, accountsTree, isLimitReason} from '../../../src/lib/accounts/report.js'
 import {AccountsStore, batchArgv, batches, loadText, NAMES_PER_CALL} from '../../../src/lib/accounts/slurmdbd.js'
 import {MemoryTransport} from '../../doubles/memory-transport.js'
+import {configLine, readLoadFile} from '../../doubles/sacctmgr-load-file.js'
 import type {AccountOp} from '../../../src/lib/accounts/ops.js'
 import type {AccountingState} from '../../../src/lib/accounts/types.js'
 
@@ -154,6 +155,8 @@ describe('batches of sacctmgr calls', () => {
     expect(loadText(ops, 'clu')).toBe(
       [
         "Cluster - 'clu'",
+        // The parents slurmdbd must have, first: one gone stops the load before anything is read.
+        "Parent - 'root'",
         "Parent - 'root'",
         "Account - 'physics':Description='Physics: the department':Organization='Science':GrpTRESMins=cpu=6000,gres/gpu=60:MaxJobs=10:MaxWallDurationPerJob=2880:Fairshare=10:QOS='high,normal'",
         "Parent - 'physics'",
@@ -169,6 +172,19 @@ describe('batches of sacctmgr calls', () => {
       ].join('\n'),
     )
     expect(() => loadText([{op: 'removeAccount', account: 'x'}], 'clu')).toThrow(/not an operation sacctmgr load does/)
+  })
+
+  it('escapes "#" and backslashes in free text, which sacctmgr reads back as written', () => {
+    // Unescaped, sacctmgr reads "#2…" as a comment (leaving the quote open: nothing is loaded) and drops the backslash.
+    const texts = ['Room #2, C:\\share', 'a\\#b', 'ends with \\', '##', 'plain: text']
+    const ops: AccountOp[] = texts.map((t, i) => ({op: 'addAccount', account: `a${i}`, parent: 'root', description: t, organisation: t, limits: []}))
+    const text = loadText(ops, 'clu')
+    expect(text.split('\n')[3]).toBe("Account - 'a0':Description='Room \\#2, C:\\\\share':Organization='Room \\#2, C:\\\\share'")
+    const read = readLoadFile(text).filter((l) => l.object === 'Account')
+    expect(read.map((l) => [l.options.Description, l.options.Organization])).toEqual(texts.map((t) => [t.toLowerCase(), t.toLowerCase()]))
+    // What an unescaped line does there: the comment leaves the quote open, and sacctmgr stops.
+    expect(() => readLoadFile("Account - 'a':Description='Room #2'\n")).toThrow(/problem with option .* with quotes/)
+    expect(configLine("Description='C:\\share'")).toBe("Description='C:share'")
   })
 })
 

@@ -3,7 +3,7 @@
 // SDK's ServiceException; codes and statuses: Amazon EC2 API Reference, "Error codes"). ICE comes back as HTTP 500 and throttling as 503, so the code decides, not the status —
 // and throttling is checked first, so it is never reported as capacity (ParallelCluster's 2026 bug,
 // issue #11).
-import {fallback, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'
+import {fallback, type FailureClass, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'
 
 /**
  * Throttling: RequestLimitExceeded is EC2's (§3.1); the others are in the SDK's own throttling list
@@ -37,6 +37,19 @@ const AUTH = new Set([
 
 /** §3.1/§5.1: EC2's server-side codes (500 InternalError, 503 Unavailable) and its timeout. */
 const TRANSIENT = new Set(['InternalError', 'InternalFailure', 'ServiceUnavailable', 'Unavailable', 'RequestTimeout'])
+
+/**
+ * The hand-built table, class by class, as classifyAwsError reads it (throttled first). Exported for
+ * test/lib/providers/error-table.test.ts, which drives every code through the real SDK and the fake
+ * EC2: a code added here without a case there fails that test.
+ */
+export const AWS_ERROR_TABLE: Readonly<Record<Exclude<FailureClass, 'config'>, ReadonlySet<string>>> = {
+  throttled: THROTTLED,
+  capacity: CAPACITY,
+  quota: QUOTA,
+  auth: AUTH,
+  transient: TRANSIENT,
+}
 
 export function classifyAwsError(e: unknown): NodeFailure {
   const code = str(prop(e, 'Code')) ?? awsName(e)

@@ -7,7 +7,7 @@
 //   - @google-cloud/compute 7 / gax: GoogleError with a gRPC `code` (429→8, 503→14, 403→7) and `reason`.
 // Throttling is decided first: Toolkit PR #5776 files `rate_limit_exceeded` and `resource_exhausted`
 // under capacity (§2.4) — the very mistake issue #11 forbids.
-import {fallback, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'
+import {fallback, type FailureClass, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'
 
 /** Rate limits: HTTP 403/429 reasons and the google.rpc.ErrorInfo reason (§3.2, §5.1). */
 const THROTTLED = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RATE_LIMIT_EXCEEDED', 'RESOURCE_EXHAUSTED_RATE_LIMIT'])
@@ -40,15 +40,29 @@ const GRPC: Record<number, NodeFailure['class']> = {
   16: 'auth', // UNAUTHENTICATED (401)
 }
 
+/**
+ * The hand-built table, class by class (throttled first, then in this order when an error carries
+ * several codes). Exported for test/lib/providers/error-table.test.ts, which drives every code through
+ * the real client and the fake Compute Engine: a code added here without a case there fails that test.
+ */
+export const GOOGLE_ERROR_TABLE: Readonly<Record<Exclude<FailureClass, 'config'>, ReadonlySet<string>>> = {
+  throttled: THROTTLED,
+  capacity: CAPACITY,
+  quota: QUOTA,
+  auth: AUTH,
+  transient: TRANSIENT,
+}
+
 export function classifyGoogleError(e: unknown): NodeFailure {
   const {codes, http, grpc} = read(e)
   const message = messageOf(firstError(e) ?? e)
-  const find = (set: Set<string>) => codes.find((c) => set.has(c))
-  const throttled = find(THROTTLED)
+  const find = (set: ReadonlySet<string>) => codes.find((c) => set.has(c))
+  const throttled = find(GOOGLE_ERROR_TABLE.throttled)
   if (throttled || http === 429 || RATE_QUOTA_MESSAGE.test(message)) {
     return {class: 'throttled', code: throttled ?? (http === 429 ? 'HTTP 429' : codes[0] ?? 'rateLimitExceeded'), message}
   }
-  for (const [set, cls] of [[CAPACITY, 'capacity'], [QUOTA, 'quota'], [AUTH, 'auth'], [TRANSIENT, 'transient']] as const) {
+  for (const cls of ['capacity', 'quota', 'auth', 'transient'] as const) {
+    const set = GOOGLE_ERROR_TABLE[cls]
     const code = find(set)
     if (code) return {class: cls, code, message}
   }

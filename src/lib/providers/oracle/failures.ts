@@ -11,30 +11,43 @@
 // server. … status: 401", "… Failed with error: TypeError: fetch failed", "… Error: Breaker is open",
 // "Failed to autoDetectCertificatesUsingMetadataUrl. Instance principals authentication can only be
 // used on OCI compute instances…").
-import {fallback, messageOf, type NodeFailure, num, oneLine, prop, str} from '../node-failures.js'
+import {fallback, type FailureClass, messageOf, type NodeFailure, num, oneLine, prop, str} from '../node-failures.js'
 
 /** OCI says capacity only in words (§3.3/§5.1): "Out of host capacity." (and "Out of capacity …"). */
 const CAPACITY_MESSAGE = /out of (host )?capacity/i
+
+/**
+ * The hand-built table of OCI's service codes (OCI API reference, "API Errors"), read after the 429
+ * and capacity checks. Exported for test/lib/providers/error-table.test.ts, which drives every row
+ * through oci-sdk and the fake OCI: a code added here without a case there fails that test.
+ */
+export const OCI_ERROR_TABLE: Readonly<Record<string, {class: FailureClass; status?: number}>> = {
+  // 429: throttling is never capacity (issue #11).
+  TooManyRequests: {class: 'throttled'},
+  // 400 LimitExceeded: service limit (§3.3, not retried by the SDK); QuotaExceeded: compartment quota.
+  LimitExceeded: {class: 'quota'},
+  QuotaExceeded: {class: 'quota'},
+  // 409 IncorrectState: the resource is mid-transition (the SDK's DefaultRetryCondition retries it, §3.3).
+  IncorrectState: {class: 'transient', status: 409},
+  // 401 NotAuthenticated; 404 NotAuthorizedOrNotFound — OCI will not say which, and a policy missing
+  // for the instance principal is the usual cause (§5.1).
+  NotAuthenticated: {class: 'auth'},
+  NotAuthorizedOrNotFound: {class: 'auth'},
+  NotAllowed: {class: 'auth'},
+}
 
 export function classifyOciError(e: unknown): NodeFailure {
   const status = num(prop(e, 'statusCode'))
   const service = str(prop(e, 'serviceCode'))
   const message = messageOf(e)
-  // 429 TooManyRequests first: throttling is never capacity (issue #11).
   if (status === 429 || service === 'TooManyRequests') return {class: 'throttled', code: service ?? 'HTTP 429', message}
   if (CAPACITY_MESSAGE.test(message)) {
     // The service code (InternalError) tells a user nothing; OCI's own words do.
     return {class: 'capacity', code: oneLine(message).replace(/\.$/, ''), message}
   }
-  // 400 LimitExceeded: service limit (§3.3, not retried by the SDK); QuotaExceeded: compartment quota.
-  if (service === 'LimitExceeded' || service === 'QuotaExceeded') return {class: 'quota', code: service, message}
-  // 409 IncorrectState: the resource is mid-transition (the SDK's DefaultRetryCondition retries it, §3.3).
-  if (status === 409 && service === 'IncorrectState') return {class: 'transient', code: service, message}
-  // 401 NotAuthenticated; 404 NotAuthorizedOrNotFound — OCI will not say which, and a policy missing
-  // for the instance principal is the usual cause (§5.1).
-  if (status === 401 || status === 403 || service === 'NotAuthenticated' || service === 'NotAuthorizedOrNotFound' || service === 'NotAllowed') {
-    return {class: 'auth', code: service ?? `HTTP ${status}`, message}
-  }
+  const row = service !== undefined && Object.hasOwn(OCI_ERROR_TABLE, service) ? OCI_ERROR_TABLE[service] : undefined
+  if (row && (row.status === undefined || row.status === status)) return {class: row.class, code: service!, message}
+  if (status === 401 || status === 403) return {class: 'auth', code: service ?? `HTTP ${status}`, message}
   if (status === undefined) {
     // undici's words for every failure below HTTP (refused, reset, DNS): the request may not have
     // reached OCI, so asking again is right; the retry budget bounds a wrong endpoint.

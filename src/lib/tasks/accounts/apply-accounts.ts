@@ -8,7 +8,7 @@ import {readManagementContract} from '../../cluster/management-contract.js'
 import {clusterRegistry} from '../../cluster/registry.js'
 import {readInputFile} from '../../config/input-file.js'
 import type {ClusterRecord} from '../../cluster/schema.js'
-import {remoteError} from '../../errors.js'
+import {type CitcError, remoteError} from '../../errors.js'
 import {confirmOrRefuse, type Io} from '../../io.js'
 import type {Transport} from '../../transport/types.js'
 import {Directory, readLdapConfig} from '../../users/directory.js'
@@ -18,6 +18,7 @@ import {planAccounts} from '../../accounts/plan.js'
 import {opLine, planText, refusalLine} from '../../accounts/render.js'
 import {AccountsStore} from '../../accounts/slurmdbd.js'
 import type {AccountingState, AccountsFile} from '../../accounts/types.js'
+import type {SessionTarget} from '../management-session.js'
 import {clusterWorkflow, type Step, type WorkflowContext} from '../workflow.js'
 
 export interface AccountsApplyInput {
@@ -102,19 +103,36 @@ const verify: Step<ApplyContext> = {
     // The file was checked against the TRES, QOS and directory already: only slurmdbd is read again.
     const [state, active] = await Promise.all([ctx.store!.state(ctx.signal), activeJobs(ctx)])
     const again = planFor(ctx, state, active)
-    if (again.ops.length > 0) {
-      throw remoteError(`slurmdbd does not hold what the file declares after the apply; still to do:\n${again.ops.map((op) => `  ${opLine(op)}`).join('\n')}`, {
-        hint: 'run the same command again; if the same lines remain, run them by hand with sacctmgr to see its message',
-      })
-    }
+    if (again.ops.length > 0) throw notTaken(ctx.input.file, ctx.plan!, again)
   },
+}
+
+/**
+ * sacctmgr said yes, and slurmdbd holds something else: what did not take, and what did (nothing is
+ * undone: the changes that took stay, and a re-run plans from them).
+ */
+export function notTaken(file: string, planned: AccountsPlan, again: AccountsPlan): CitcError {
+  const left = again.ops.map(opLine)
+  const took = planned.ops.length - planned.ops.map(opLine).filter((line) => left.includes(line)).length
+  const s = (n: number) => (n === 1 ? '' : 's')
+  return remoteError(
+    `slurmdbd does not hold what ${file} declares after the apply: sacctmgr accepted every change, and ${left.length} did not take:\n` +
+      `${left.map((line) => `  ${line}`).join('\n')}\n` +
+      `${took} of the ${planned.ops.length} planned change${s(planned.ops.length)} took and stay${took === 1 ? 's' : ''} (nothing is undone)`,
+    {hint: 'run the same command again: it plans from what slurmdbd holds now and does only what is left; if the same lines remain, run them by hand with sacctmgr to see its message'},
+  )
 }
 
 function planDocument(plan: AccountsPlan): AccountsApplyResult['plan'] {
   return {ops: plan.ops.map((op) => ({...op, line: opLine(op)})), refused: plan.refused.map((r) => ({...r, line: refusalLine(r)}))}
 }
 
-export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDir: string): Promise<AccountsApplyResult> {
+export interface RunAccountsApplyOptions {
+  /** Where the management node is reached (tests: a node in memory); default: the cluster's record. */
+  node?: SessionTarget
+}
+
+export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDir: string, o: RunAccountsApplyOptions = {}): Promise<AccountsApplyResult> {
   const text = readInputFile(input.file, {hint: 'pass the accounts file with --file (see examples/accounts.yaml)'})
   // The file's own syntax and structure, before a connection (the cluster's TRES, QOS and users are
   // checked once they are read).
@@ -134,7 +152,7 @@ export async function runAccountsApply(io: Io, input: AccountsApplyInput, dataDi
     },
     async (wf) => {
       const logFile = wf.logFile('accounts')
-      const transport = await wf.connect(record)
+      const transport = await wf.connect(o.node ?? record)
       const ctx: ApplyContext = {...wf.context, record, transport, input, text}
       await wf.steps([connect], ctx)
       const plan = ctx.plan!

@@ -27,6 +27,8 @@ export interface RebuildImageInput {
   keep: number
   arch?: string
   wait?: boolean
+  /** A stand-in management node's root for the image builds' files (stand-in.ts managementNode.imageRoot; tests only). */
+  nodeRoot?: string
 }
 
 /** The provider's image builder for a cluster, or a clear refusal. */
@@ -114,7 +116,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
     async (wf) => {
       const logFile = wf.logFile('rebuild-image')
       const management = await wf.connect(record, {log: 'rebuild-image'})
-      const builder = await imageBuilderFor(record, management, wf.signal, logFile)
+      const builder = await imageBuilderFor(record, management, wf.signal, logFile, input.nodeRoot)
       const ctx: ImageContext = {
         ...wf.context,
         record,
@@ -136,12 +138,12 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
   )
 }
 
-export async function listImages(io: Io, cluster: string | undefined, dataDir: string): Promise<{cluster: string; images: ImageInfo[]}> {
+export async function listImages(io: Io, cluster: string | undefined, dataDir: string, nodeRoot?: string): Promise<{cluster: string; images: ImageInfo[]}> {
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(cluster)
   const record = registry.get(name)
   return withManagementNode(record, {command: 'citc rebuild-image --list'}, async (management, signal) => {
-    const builder = await imageBuilderFor(record, management, signal, registry.paths(name).logsDir + '/images.log')
+    const builder = await imageBuilderFor(record, management, signal, registry.paths(name).logsDir + '/images.log', nodeRoot)
     const images = await builder.list()
     io.log(imagesTable(name, images))
     return {cluster: name, images}
@@ -184,7 +186,7 @@ export function rollbackTarget(images: ImageInfo[], arch: Arch, version?: string
   return previous
 }
 
-export async function rollbackImage(io: Io, input: {cluster?: string; version?: string; arch?: string; wait?: boolean}, dataDir: string): Promise<{cluster: string; current: ImageRecord; previous?: string}> {
+export async function rollbackImage(io: Io, input: {cluster?: string; version?: string; arch?: string; wait?: boolean; nodeRoot?: string}, dataDir: string): Promise<{cluster: string; current: ImageRecord; previous?: string}> {
   const registry = clusterRegistry(dataDir)
   const name = registry.resolveName(input.cluster)
   const record = registry.get(name)
@@ -192,7 +194,7 @@ export async function rollbackImage(io: Io, input: {cluster?: string; version?: 
   return clusterWorkflow({paths: registry.paths(name), command: 'citc rebuild-image --rollback', renderer: io.renderer, lock: {wait: input.wait ?? false, timeoutMs: 10 * 60_000}}, async (wf) => {
     const logFile = wf.logFile('rebuild-image')
     const management = await wf.connect(record, {log: 'rebuild-image'})
-    const builder = await imageBuilderFor(record, management, wf.signal, logFile)
+    const builder = await imageBuilderFor(record, management, wf.signal, logFile, input.nodeRoot)
     const images = await builder.list()
     const target = rollbackTarget(images, arch, input.version)
     const previous = images.find((i) => i.current && i.arch === arch)?.name

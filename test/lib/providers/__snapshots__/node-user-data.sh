@@ -20,4 +20,12 @@ systemctl restart munge
 systemctl restart nslcd 2>/dev/null || true
 systemctl enable slurmd
 systemctl restart slurmd
-log "slurmd started as $NODE"
+# slurmd gives up within a second when it cannot be this node (no NodeName line for it, no slurm.conf:
+# systemd then skips it): say so, and fail the script (cloud-init status shows it), instead of "started".
+sleep 3
+if systemctl is-active --quiet slurmd; then
+  log "slurmd started as $NODE"
+else
+  log "ERROR: slurmd is not running as $NODE: see systemctl status slurmd and /var/log/slurm/slurmd-$NODE.log"
+  exit 1
+fi
