@@ -98,6 +98,21 @@ export interface SyncSkipped {
   skipped: string
 }
 
+/**
+ * The cloud's machines, or an error that says so: without the list nothing can be judged (an empty one
+ * would make every node look vanished), so the run does nothing and the next one, a minute later,
+ * tries again — what a cloud API outage comes to (issue #23, fault 5).
+ */
+async function listInstances(driver: NodeDriver): Promise<CloudInstance[]> {
+  try {
+    return await driver.list()
+  } catch (error) {
+    // The SDKs' errors carry the cloud's code as their name (InternalError, TimeoutError).
+    const message = error instanceof Error ? `${error.name && error.name !== 'Error' ? `${error.name}: ` : ''}${error.message.split('\n', 1)[0]}` : String(error)
+    throw new Error(`could not list the cluster's instances: ${message}; nothing done (the next run tries again)`, {cause: error})
+  }
+}
+
 /** One watchdog run; skipped when another run holds the lock (the other one acts). */
 export async function runNodeSync(d: SyncDeps): Promise<SyncResult | SyncSkipped> {
   mkdirSync(d.stateDir, {recursive: true})
@@ -108,7 +123,7 @@ export async function runNodeSync(d: SyncDeps): Promise<SyncResult | SyncSkipped
   }
   try {
     const stateFile = join(d.stateDir, 'state.json')
-    const [all, instances] = await Promise.all([d.controller.nodes(), d.driver.list()])
+    const [all, instances] = await Promise.all([d.controller.nodes(), listInstances(d.driver)])
     const states = elasticNodes(all)
     const plan = planSync({
       nodes: states.map(nodeOf),

@@ -40,6 +40,11 @@ export interface SyncMemory {
   booting: string[]
   /** Nodes seen stuck powered-down-not-responding, with when they were first seen so (epoch ms). */
   stuck: Record<string, number>
+  /**
+   * Powering-up nodes never seen with an instance, with when they were first seen so (epoch ms). Absent
+   * in the memory of a citc before this field: read as empty.
+   */
+  unlaunched?: Record<string, number>
   cooldowns: Cooldown[]
 }
 
@@ -50,6 +55,11 @@ export interface SyncSettings {
   cooldownMs: number
   /** How long a node may stay powered-down-not-responding before it is forced down (§5.4 "stuck"). */
   stuckMs: number
+  /**
+   * How long a node may stay powering up without ever having an instance before its start is taken for
+   * lost (its resume program killed: issue #23, fault 4) and it is put down and powered down.
+   */
+  startLostMs: number
 }
 
 export const DEFAULT_SYNC_SETTINGS: SyncSettings = {
@@ -58,6 +68,10 @@ export const DEFAULT_SYNC_SETTINGS: SyncSettings = {
   // Longer than Slurm's default SuspendTimeout (120 s, §5.3), during which a node just powered down may
   // still be flagged NOT_RESPONDING without being stuck.
   stuckMs: 300_000,
+  // The resume program has every node's outcome by its deadline (node-programs.ts PROGRAM_BUDGET_MS.resume,
+  // 300 s: a launch, or DOWN with a reason); a minute more for its start and its scontrol calls. Past
+  // that, nothing is launching the node any more, and Slurm would wait ResumeTimeout (600 s) for it.
+  startLostMs: 360_000,
 }
 
 export type SyncAction =
@@ -84,6 +98,7 @@ export interface SyncPlan {
 
 export const REASON_INSTANCE_GONE = 'citc: instance gone'
 export const REASON_STUCK = 'citc: stuck powered down, not responding'
+export const REASON_START_LOST = 'citc: start lost: no instance was launched'
 /** Both a capacity failure (`citc: capacity: …`, node-failures.ts) and a hold start with this. */
 const CAPACITY_PREFIX = 'citc: capacity'
 const CAPACITY_FAILED = 'citc: capacity:'
@@ -91,7 +106,7 @@ const CAPACITY_FAILED = 'citc: capacity:'
 const ADMIN_FAILED = /^citc: (quota|auth|config): /
 
 export function emptyMemory(): SyncMemory {
-  return {missing: [], booting: [], stuck: {}, cooldowns: []}
+  return {missing: [], booting: [], stuck: {}, unlaunched: {}, cooldowns: []}
 }
 
 /** `citc: capacity cooldown until 15:52 UTC` — time is given, not read. */
@@ -115,7 +130,7 @@ export function planSync(input: {
   const alive = input.instances.filter((i) => i.state === 'pending' || i.state === 'running')
   const aliveNames = new Set(alive.map((i) => i.name))
   const actions: SyncAction[] = []
-  const next: SyncMemory = {missing: [], booting: [], stuck: {}, cooldowns: []}
+  const next: SyncMemory = {missing: [], booting: [], stuck: {}, unlaunched: {}, cooldowns: []}
 
   // Quota (and permission, setting) failures need an admin, not a retry loop (§2.4, Toolkit #3225): kept
   // DOWN once powered down, otherwise left alone.
@@ -152,6 +167,18 @@ export function planSync(input: {
         actions.push({kind: 'down-and-power-down', node: n.name, reason: REASON_INSTANCE_GONE, log: `node sync: ${n.name} down and power down: instance gone two runs in a row (Slurm: ${[...n.flags].join('+')})`})
       } else {
         next.missing.push(n.name)
+      }
+    }
+
+    // Start lost: powering up, never seen with an instance, long after any resume program would have
+    // launched it or reported it failed — the program was killed (with slurmctld, by systemd's cgroup).
+    // Put down and powered down as a failed start is: its jobs are requeued, and start it again.
+    if (poweringUp && !aliveNames.has(n.name) && !memory.booting.includes(n.name) && !memory.missing.includes(n.name)) {
+      const since = memory.unlaunched?.[n.name] ?? now
+      if (now - since >= settings.startLostMs) {
+        actions.push({kind: 'down-and-power-down', node: n.name, reason: REASON_START_LOST, log: `node sync: ${n.name} down and power down: powering up for ${minutes(now - since)} and no instance was ever launched for it`})
+      } else {
+        next.unlaunched![n.name] = since
       }
     }
 

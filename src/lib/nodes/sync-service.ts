@@ -4,8 +4,8 @@
 import type {SyncSettings} from './sync-plan.js'
 
 /** The settings given in seconds (the command's flags), in the milliseconds the planner takes; absent ones left to its defaults. */
-export function syncSettings(seconds: {orphanGrace?: number; cooldown?: number; stuck?: number}): Partial<SyncSettings> {
-  const ms = {orphanGraceMs: seconds.orphanGrace, cooldownMs: seconds.cooldown, stuckMs: seconds.stuck}
+export function syncSettings(seconds: {orphanGrace?: number; cooldown?: number; stuck?: number; startLost?: number}): Partial<SyncSettings> {
+  const ms = {orphanGraceMs: seconds.orphanGrace, cooldownMs: seconds.cooldown, stuckMs: seconds.stuck, startLostMs: seconds.startLost}
   return Object.fromEntries(Object.entries(ms).flatMap(([k, s]) => (s === undefined ? [] : [[k, s * 1000]])))
 }
 

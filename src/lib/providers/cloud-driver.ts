@@ -57,7 +57,10 @@ export interface CloudDriverOptions {
   userData(node: NodeSpec): string
   rate: RateLimit
   concurrency: number
-  /** Retries of one node stop after this long, or earlier at the context's deadline (default 120 s). */
+  /**
+   * Retries stop this long after a resume, suspend or terminate began (its listing's included), or
+   * earlier at the context's deadline (default 120 s).
+   */
   retryBudgetMs: number
   backoff?: {baseMs: number; capMs: number; random?: () => number}
 }
@@ -84,10 +87,16 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
   let bucket: TokenBucket | undefined
   const bucketFor = (ctx: DriverContext) => (bucket ??= new TokenBucket(o.rate, ctx.now, ctx.sleep))
 
-  /** fn through the bucket, retried while throttled/transient and the budget lasts. */
-  async function call<T>(what: string, ctx: DriverContext, fn: () => Promise<T>) {
+  /**
+   * fn through the bucket, retried while throttled/transient and the budget lasts: until `until` (epoch
+   * ms), the end of the retry budget of the resume or suspend this call belongs to, and never past the
+   * program's deadline. One budget for the whole operation — the listing and then a node's launch share
+   * it — so a cloud that fails longer than the budget reaches Slurm as a failure after the budget, not
+   * after the listing's budget and then the launch's (twice as late; seen in issue #23's outage fault).
+   */
+  async function call<T>(what: string, ctx: DriverContext, until: number, fn: () => Promise<T>) {
     const b = bucketFor(ctx)
-    const budgetMs = Math.max(0, Math.min(o.retryBudgetMs, ctx.deadline - ctx.now()))
+    const budgetMs = Math.max(0, Math.min(until, ctx.deadline) - ctx.now())
     const noTime = Object.assign(new Error(`no time left before the deadline for ${what}`), {citcNoTime: true})
     return withRetries(
       async () => {
@@ -114,10 +123,12 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
     return {name: node.name, ok: false, error, failure: f, attempts}
   }
 
-  const listing = (ctx: DriverContext) => call("listing the cluster's instances", ctx, () => o.api.list())
+  const listing = (ctx: DriverContext, until: number) => call("listing the cluster's instances", ctx, until, () => o.api.list())
+  /** The end of the retry budget of an operation that starts now. */
+  const budgetEnd = (ctx: DriverContext) => ctx.now() + o.retryBudgetMs
 
-  async function stop(instance: CloudInstance, ctx: DriverContext): Promise<NodeOutcome> {
-    const r = await call(`${instance.name}: terminating ${instance.id}`, ctx, () => o.api.terminate(instance))
+  async function stop(instance: CloudInstance, ctx: DriverContext, until: number): Promise<NodeOutcome> {
+    const r = await call(`${instance.name}: terminating ${instance.id}`, ctx, until, () => o.api.terminate(instance))
     if (r.ok) {
       ctx.log(`${instance.name}: terminating ${instance.id}`)
       return {name: instance.name, ok: true, instanceId: instance.id, attempts: r.attempts}
@@ -130,7 +141,8 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
   return {
     async resume(nodes, ctx) {
       const startedAt = ctx.now()
-      const listed = await listing(ctx)
+      const until = budgetEnd(ctx)
+      const listed = await listing(ctx, until)
       // Without a listing, adopting is impossible but launching is still safe: the tokens make a
       // repeat create of the same node in this resume harmless, and the watchdog reaps doubles.
       if (!listed.ok) ctx.log(`could not list the cluster's instances (${listed.failure.class}: ${listed.failure.code}); launching without adopting`)
@@ -159,7 +171,7 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
               return failed(node, {class: 'config', code: 'BadNodeName', message: error instanceof Error ? error.message : String(error)}, 0, ctx)
             }
             const launch = {token: idempotencyToken(o.cluster, node.name, startedAt), imageId, userData}
-            const r = await call(`${node.name}: launching ${node.shape} in ${o.api.place(node)}`, ctx, () => o.api.create(node, launch))
+            const r = await call(`${node.name}: launching ${node.shape} in ${o.api.place(node)}`, ctx, until, () => o.api.create(node, launch))
             if (!r.ok) return failed(node, r.failure, r.attempts, ctx)
             ctx.log(`${node.name}: launched ${r.value.id}${r.value.privateIp ? ` (${r.value.privateIp})` : ''} after ${r.attempts} attempt(s)`)
             return {name: node.name, ok: true, instanceId: r.value.id, privateIp: r.value.privateIp, attempts: r.attempts}
@@ -169,7 +181,8 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
     },
 
     async suspend(nodes, ctx) {
-      const listed = await listing(ctx)
+      const until = budgetEnd(ctx)
+      const listed = await listing(ctx, until)
       if (!listed.ok) {
         // Nothing can be found by id: every node fails (the watchdog terminates them on a later run).
         const error = `citc: ${listed.failure.class}: ${listed.failure.code} listing the cluster's instances`
@@ -188,7 +201,7 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
               return {name: node.name, ok: true}
             }
             const outcomes = []
-            for (const i of mine) outcomes.push(await stop(i, ctx))
+            for (const i of mine) outcomes.push(await stop(i, ctx, until))
             return outcomes.find((x) => !x.ok) ?? outcomes[0]!
           }),
         ),
@@ -199,7 +212,8 @@ export function cloudDriver(o: CloudDriverOptions): NodeDriver {
 
     async terminate(instances, ctx) {
       const limit = pLimit(o.concurrency)
-      return Promise.all(instances.map((i) => limit(() => stop(i, ctx))))
+      const until = budgetEnd(ctx)
+      return Promise.all(instances.map((i) => limit(() => stop(i, ctx, until))))
     },
   }
 }

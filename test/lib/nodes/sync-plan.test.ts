@@ -4,7 +4,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {
-  DEFAULT_SYNC_SETTINGS, emptyMemory, holdReason, planSync, REASON_INSTANCE_GONE, REASON_STUCK,
+  DEFAULT_SYNC_SETTINGS, emptyMemory, holdReason, planSync, REASON_INSTANCE_GONE, REASON_START_LOST, REASON_STUCK,
   type SyncAction, type SyncInstance, type SyncMemory, type SyncNode,
 } from '../../../src/lib/nodes/sync-plan.js'
 
@@ -124,6 +124,31 @@ describe('planSync: runs chained through memory', () => {
     expect(r2.brief).toEqual([])
     const r3 = run(r2.memory, booting, [], NOW + 2 * MIN)
     expect(r3.brief).toEqual([`down n1: ${REASON_INSTANCE_GONE}`])
+  })
+
+  it('a powering-up node never launched (its resume program killed) is put down once startLostMs passed; one launched meanwhile is forgotten', () => {
+    const booting = [node('n1', 'ALLOCATED+CLOUD+POWERING_UP'), node('n2', 'ALLOCATED+CLOUD+POWERING_UP')]
+    const r1 = run(emptyMemory(), booting, [], NOW)
+    expect(r1.brief).toEqual([])
+    expect(r1.memory.unlaunched).toEqual({n1: NOW, n2: NOW})
+    // A resume program may still be launching them: nothing before its deadline and a minute.
+    const r2 = run(r1.memory, booting, [inst('n2', 1000)], NOW + DEFAULT_SYNC_SETTINGS.startLostMs - 1)
+    expect(r2.brief).toEqual([])
+    expect(r2.memory.unlaunched).toEqual({n1: NOW})
+    expect(r2.memory.booting).toEqual(['n2'])
+    const r3 = run(r2.memory, booting, [inst('n2', MIN)], NOW + DEFAULT_SYNC_SETTINGS.startLostMs)
+    expect(r3.brief).toEqual([`down n1: ${REASON_START_LOST}`])
+    expect(r3.actions[0]!.log).toBe('node sync: n1 down and power down: powering up for 6 min and no instance was ever launched for it')
+    expect(r3.memory.unlaunched).toEqual({})
+    // A node that powered up normally meanwhile is forgotten: it starts afresh the next time.
+    const r4 = run(r3.memory, [node('n1', 'IDLE+CLOUD+POWERED_DOWN')], [], NOW + 7 * MIN)
+    expect(r4.memory.unlaunched).toEqual({})
+  })
+
+  it('reads the memory of a citc that had no start-lost rule (no unlaunched field)', () => {
+    const {unlaunched: _, ...old} = emptyMemory()
+    const r = run(old as SyncMemory, [node('n1', 'IDLE+CLOUD+POWERING_UP')], [], NOW)
+    expect(r.memory.unlaunched).toEqual({n1: NOW})
   })
 
   it('stuck is timed from the first run that saw it', () => {

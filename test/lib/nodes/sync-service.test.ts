@@ -79,6 +79,7 @@ describe('syncService', () => {
 describe('syncSettings and syncSummary', () => {
   it('seconds to milliseconds, absent ones left out (the planner’s defaults)', () => {
     expect(syncSettings({orphanGrace: 30, stuck: 600})).toEqual({orphanGraceMs: 30_000, stuckMs: 600_000})
+    expect(syncSettings({startLost: 400})).toEqual({startLostMs: 400_000})
     expect(syncSettings({})).toEqual({})
   })
 

@@ -155,6 +155,23 @@ describe('cloud driver: resume', () => {
     expect(slept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5_000)
   })
 
+  it('shares one retry budget between the listing and the launches: a cloud down longer than it fails the nodes after the budget, not twice it', async () => {
+    const api = memoryApi()
+    const down = () => new CodedError('InternalError', 'transient')
+    api.list = async () => {
+      api.calls.push({op: 'list'})
+      throw down()
+    }
+    api.script.set('demo-c5-0001', Array.from({length: 50}, down))
+    const {ctx, slept} = fakeContext()
+    const [o] = await driver(api, {retryBudgetMs: 31_000}).resume(nodes('demo-c5-0001'), ctx)
+    expect(o!.error).toBe('citc: transient: InternalError for c5.xlarge in zone-1')
+    // The listing's retries spent the whole budget (1+2+4+8+16 s): the launch is tried once, not retried 31 s more.
+    expect(slept).toEqual([1000, 2000, 4000, 8000, 16_000])
+    expect(api.calls.map((c) => c.op)).toEqual(['list', 'list', 'list', 'list', 'list', 'list', 'create'])
+    expect(o!.attempts).toBe(1)
+  })
+
   it('fails a node whose architecture has no image, saying what to run, without calling the cloud', async () => {
     const api = memoryApi()
     const {ctx} = fakeContext()
