@@ -5,7 +5,7 @@
 // and that the next command brings the cluster back. Every fault goes through injectFault (the bench's
 // tally). Long: it installs and starts real services. Every wait is bounded.
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -13,6 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {citc, type CliResult} from '../helpers/cli.js'
 import {injectFault} from '../helpers/fault-record.js'
 import {killAt, type KillPoint} from '../helpers/kill-at.js'
+import {argvTexts, type ArgvSampler, clusterLogFiles, clusterScanRoots, clusterSecrets, fileTexts, findSecrets, sampleArgv, type Secret, type Text, worldReadableFiles} from '../helpers/secrets.js'
 import {sh, until} from '../helpers/slurm-shell.js'
 import {lockSystem} from '../helpers/system-lock.js'
 
@@ -42,9 +43,13 @@ async function killedAt(args: string[], point: KillPoint, timeoutMs = 600_000): 
   }
 }
 
+/** Every --json document citc printed (the secrets check reads them). */
+const jsonOutputs: Text[] = []
+
 async function ok(args: string[], timeoutMs = 600_000): Promise<CliResult> {
   const r = await citc(args, {env, timeoutMs})
   if (r.code !== 0) throw new Error(`citc ${args.join(' ')} failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
+  if (args.includes('--json')) jsonOutputs.push({where: `citc ${args.slice(0, 2).join(' ')} --json`, text: r.stdout})
   return r
 }
 
@@ -56,6 +61,10 @@ const nodeCountInConf = () => Number(/NodeName=flt-local-small-\[0001-(\d{4})\]/
 const leftovers = (dir: string) => readdirSync(dir).filter((f) => /\.citc-(next|restore|pending|tmp-)/.test(f))
 
 let release: (() => void) | undefined
+/** Every process's argv, sampled all along (create, add-user, finish, rebuild-image, destroy). */
+let argv: ArgvSampler | undefined
+/** The cluster's secrets, read once it exists (destroy removes their files). */
+let secrets: Secret[] = []
 
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('the fault suite must run as root (as CI does)')
@@ -63,9 +72,12 @@ beforeAll(async () => {
   release = () => lock.release()
   for (const u of [USER, USER2]) if (spawnSync('getent', ['passwd', u]).status === 0) throw new Error(`a user ${u} exists on this machine already: this test creates one`)
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'fault@test', '-f', join(work, 'key')])
+  argv = sampleArgv({everyMs: 50, maxMs: 3 * 60 * 60_000})
+  await argv.ready
 }, 60 * 60_000)
 
 afterAll(async () => {
+  argv?.stop()
   if (existsSync(join(DATA, 'clusters', NAME))) await citc(['destroy', NAME, '--yes'], {env, timeoutMs: 300_000})
   rmSync(work, {recursive: true, force: true})
   release?.()
@@ -81,6 +93,7 @@ describe('faults on a local cluster', () => {
       const again = await ok(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes', '--json'], 900_000)
       expect(again.json().image).toBe(readlinkSync(join(IMAGES, 'current')))
       expect(controllerNodes()).toEqual(['flt-local-small-0001', 'flt-local-small-0002'])
+      secrets = clusterSecrets({clusterDir: join(DATA, 'clusters', NAME)})
       return {lost: 0, stuck: leftovers(CONF_DIR).length, seen: 'the command ends with no message (killed)', recovery: '`citc create` re-run: journal resumes, playbook converges'}
     })
   }, 1_900_000)
@@ -131,8 +144,8 @@ describe('faults on a local cluster', () => {
       expect(fired, r.stdout + r.stderr).not.toBe('')
       expect(r.code).toBe(-1)
       expect(existsSync(`/mnt/shared/home/${USER}`)).toBe(false) // killed before the home
-      const again = await ok([...addUser(USER), '--json'])
-      expect(again.stdout + again.stderr).toMatch(/interrupted add-user/)
+      const again = await ok(addUser(USER))
+      expect(again.stdout + again.stderr).toMatch(/Undid what an interrupted add-user left: the directory entry uid=faultusr,/)
       expect(association(USER)).toBe(NAME)
       expect(existsSync(`/mnt/shared/home/${USER}/.ssh/authorized_keys`)).toBe(true)
       const listed = (await ok(['users', '-c', NAME, '--json'])).json().users.map((u: {username: string}) => u.username)
@@ -207,7 +220,8 @@ describe('faults on a local cluster', () => {
   it('MariaDB down: accounts apply and usage exit 4 saying what to do; jobs still run; accounting catches up when it is back', async () => {
     await injectFault('service-down', 'MariaDB killed during accounts apply and usage', async () => {
       await ok(addUser(USER2))
-      expect(await killAll(/\/usr\/sbin\/(mariadbd|mysqld)\b/)).toBeGreaterThan(0)
+      // mysqld_safe (Debian's init script without systemd) would start mariadbd again: an outage kills both.
+      expect(await killAll(/mysqld_safe|\/usr\/sbin\/(mariadbd|mysqld)\b/)).toBeGreaterThan(0)
       const file = join(work, 'accounts2.yaml')
       writeFileSync(file, 'accounts:\n  physics:\n    description: Physics\n    limits: {MaxJobs: 20}\n  physics-lab:\n    parent: physics\n')
       const apply = await citc(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'], {env, timeoutMs: 180_000})
@@ -246,7 +260,11 @@ describe('faults on a local cluster', () => {
       const running = submit(['--wrap', 'sleep 600'])
       await until(`job ${running} running`, 240_000, () => jobState(running) === 'RUNNING')
       const queued = submit(['--hold', '--wrap', 'true'])
-      const pattern = /\/usr\/sbin\/(slurmctld|slurmdbd|slurmd|mariadbd|mysqld|slapd|munged|nslcd)\b|node sync|citc-node-sync/
+      const submittedAt = Date.now() // sbatch has its id: any state save from now on holds the job
+      // slurmctld writes its state a moment after a change (Slurm's own window): cut the power once the held job is on disk.
+      await until(`job ${queued} saved in slurmctld's state`, 60_000, () => statSync('/var/spool/slurmctld/job_state').mtimeMs > submittedAt)
+      // mysqld_safe would start mariadbd again by itself: a power cut takes it too.
+      const pattern = /mysqld_safe|\/usr\/sbin\/(slurmctld|slurmdbd|slurmd|mariadbd|mysqld|slapd|munged|nslcd)\b|node sync|citc-node-sync/
       const killed = await killAll(pattern)
       const again = await citc(['create', '--provider', 'local', '--name', NAME, '--suspend-time', '15', '--no-monitoring', '--yes'], {env, timeoutMs: 900_000})
       expect(again.code, again.stdout + again.stderr).toBe(0)
@@ -339,6 +357,14 @@ describe('faults on a local cluster', () => {
     })
   }, 400_000)
 
+  it('no secret (munge key, LDAP and database passwords, users’ passwords, private keys) in any log, world-readable file or JSON output', () => {
+    const all = [...secrets, ...clusterSecrets({clusterDir: join(DATA, 'clusters', NAME)})]
+    expect(all.map((x) => x.name)).toEqual(expect.arrayContaining(['munge key', 'LDAP admin password', 'accounting database password']))
+    const texts = [...fileTexts(clusterLogFiles({clusterDir: join(DATA, 'clusters', NAME)})), ...fileTexts(worldReadableFiles(clusterScanRoots({cluster: NAME}))), ...jsonOutputs]
+    expect(texts.length).toBeGreaterThan(10)
+    expect(findSecrets(all, texts)).toEqual([])
+  }, 300_000)
+
   it('destroy killed right after its teardown playbook: the re-run finishes; nothing of the cluster is left', async () => {
     await injectFault('command-killed', 'destroy: SIGKILL after the teardown playbook', async () => {
       const {r, fired} = await killedAt(['destroy', NAME, '--yes'], {command: 'ansible-playbook', args: 'teardown\\.yml', when: 'after'}, 900_000)
@@ -349,4 +375,10 @@ describe('faults on a local cluster', () => {
       return {lost: 0, stuck: left, seen: 'destroy ends with no message (killed) after the services were stopped', recovery: '`citc destroy` re-run'}
     })
   }, 1_900_000)
+
+  it('no secret in any process’s argv while create, add-user, finish, rebuild-image and destroy ran (/proc/*/cmdline sampled every 50 ms)', () => {
+    const lines = argv!.stop()
+    expect(lines.some((l) => /ansible-playbook/.test(l))).toBe(true) // the sampler saw the commands run
+    expect(findSecrets(secrets, argvTexts(lines))).toEqual([])
+  })
 })
