@@ -13,7 +13,7 @@ import type {DriverStandIn} from '../../src/lib/stand-in.js'
 import type {FakeEc2} from '../doubles/cloud-api/ec2.js'
 import type {FakeGce} from '../doubles/cloud-api/gce.js'
 import type {FakeMetadata} from '../doubles/cloud-api/gce-metadata.js'
-import {FAKE_OCI, type FakeOci} from '../doubles/cloud-api/oci.js'
+import {FAKE_OCI_SECTION, type FakeOci} from '../doubles/cloud-api/oci.js'
 
 /** The environment the AWS SDK's default chain reads: emptied, so only the fake IMDS answers. */
 const AWS_ENV = [
@@ -120,18 +120,7 @@ export function oracleClusterJson(dir: string, cloud: FakeOci, o: {cluster?: str
   return writeClusterJson(dir, {
     name: o.cluster ?? 'demo',
     provider: 'oracle',
-    driver: {
-      region: FAKE_OCI.region,
-      mgmtPrivateIp: '10.0.0.2',
-      sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
-      compartmentId: FAKE_OCI.compartment,
-      availabilityDomain: FAKE_OCI.ad,
-      adNumber: 1,
-      vcnId: 'ocid1.vcn.oc1..fake',
-      subnetId: FAKE_OCI.subnet,
-      dnsDomain: 'cluster.oraclevcn.com',
-      baseImage: {id: 'ocid1.image.oc1..base', os: 'ubuntu-24.04'},
-    },
+    driver: FAKE_OCI_SECTION,
     standIn: {endpoints: {api: cloud.url, metadata: cloud.metadataUrl}, imagesJson: o.imagesJson, ...o.driver},
   })
 }

@@ -24,6 +24,20 @@ export const FAKE_OCI = {
   mgmtInstance: 'ocid1.instance.oc1.uk-london-1.aaaafakemgmt',
 } as const
 
+/** cluster.json's oracle driver section for a cluster in the fake tenancy (its endpoints come from the stand-in). */
+export const FAKE_OCI_SECTION = {
+  region: FAKE_OCI.region,
+  mgmtPrivateIp: '10.0.0.2',
+  sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
+  compartmentId: FAKE_OCI.compartment,
+  availabilityDomain: FAKE_OCI.ad,
+  adNumber: 1,
+  vcnId: 'ocid1.vcn.oc1..fake',
+  subnetId: FAKE_OCI.subnet,
+  dnsDomain: 'cluster.oraclevcn.com',
+  baseImage: {id: 'ocid1.image.oc1..base', os: 'ubuntu-24.04'},
+}
+
 /** The fake's instances carry their compartment (OCI lists per compartment, not per cluster). */
 export interface FakeOciInstance extends FakeInstance {
   compartmentId: string

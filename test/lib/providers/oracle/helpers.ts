@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {oracleDriver} from '../../../../src/lib/providers/oracle/driver.js'
-import {FAKE_OCI, type FakeOci} from '../../../doubles/cloud-api/oci.js'
+import {FAKE_OCI_SECTION, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import {fakeDriverContext} from '../../../doubles/clock.js'
 import {driverInput} from '../../../helpers/driver-input.js'
 
@@ -27,16 +27,7 @@ export function driverOptions(cloud: FakeOci, images: string, extra: Record<stri
   return {
     cluster: CLUSTER,
     sharedDir: '/mnt/shared',
-    region: FAKE_OCI.region,
-    mgmtPrivateIp: '10.0.0.2',
-    sharedFs: {host: '10.0.0.3', path: '/shared', type: 'nfs', mountOptions: 'nfsvers=3'},
-    compartmentId: FAKE_OCI.compartment,
-    availabilityDomain: FAKE_OCI.ad,
-    adNumber: 1,
-    vcnId: 'ocid1.vcn.oc1..fake',
-    subnetId: FAKE_OCI.subnet,
-    dnsDomain: 'cluster.oraclevcn.com',
-    baseImage: {id: 'ocid1.image.oc1..base', os: 'ubuntu-24.04'},
+    ...FAKE_OCI_SECTION,
     endpoints: {api: cloud.url, metadata: cloud.metadataUrl},
     imagesJson: images,
     confPath: '/etc/slurm/slurm.conf',
