@@ -57,3 +57,15 @@ describe('node.yml and its companions', () => {
     expect(removes.map((t) => (t['ansible.builtin.file'] as {state: string}).state)).toEqual(['absent'])
   })
 })
+
+describe('management.yml', () => {
+  // slurmctld resolves its users' uids when it starts: started before the directory (a re-run after a
+  // power cut), every directory user's jobs were refused InvalidAccount (the fault suite found it).
+  it('starts the directory (ldap, nss) before slurmctld (slurm), and orders it so at boot under systemd', () => {
+    const roles = (play('management.yml').roles as Array<string | {role: string}>).map((r) => (typeof r === 'string' ? r : r.role))
+    expect(roles.indexOf('ldap')).toBeGreaterThanOrEqual(0)
+    expect(roles.indexOf('nss')).toBeLessThan(roles.indexOf('slurm'))
+    expect(roles.indexOf('ldap')).toBeLessThan(roles.indexOf('slurm'))
+    expect(read('roles/slurm/tasks/main.yml')).toMatch(/After=slapd\.service nslcd\.service/)
+  })
+})
