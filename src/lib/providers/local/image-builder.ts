@@ -107,6 +107,9 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
     },
     async vars({name, slurmVersion}) {
       mkdirSync(root, {recursive: true, mode: 0o755})
+      // A build runs under the cluster's lock, so a half-built image here is one whose citc was killed
+      // (a failed build discards its own): remove it, or it would stay, unlisted, for ever.
+      for (const d of readdirSync(root)) if (d.endsWith('.partial')) await removeTree(join(root, d))
       return {output_dir: `${dirOf(name)}.partial`, slurm_version: slurmVersion}
     },
     async collect({name, version, arch, inputs}) {

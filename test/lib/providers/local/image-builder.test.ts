@@ -117,4 +117,14 @@ describe('local images', () => {
     expect(lstatSync(join(s.imagesDir, 'citc-slurm-compute-demo-v20260102000000.partial')).isDirectory()).toBe(true)
     await expect(s.images.use({name: 'nope', version: '1', arch: 'x86_64', createdAt: ''})).rejects.toThrow(/is not in/)
   })
+
+  it('a build removes what a killed build left (a *.partial), and keeps the images', async () => {
+    const s = store()
+    await s.build('20260101000000')
+    s.packerBuilt('citc-slurm-compute-demo-v20260102000000') // its citc was killed before collect
+    const vars = await s.images.vars({name: 'citc-slurm-compute-demo-v20260103000000', version: '20260103000000', arch: 'x86_64', slurmVersion: '22.05.8'})
+    expect(vars.output_dir).toBe(join(s.imagesDir, 'citc-slurm-compute-demo-v20260103000000.partial'))
+    expect(existsSync(join(s.imagesDir, 'citc-slurm-compute-demo-v20260102000000.partial'))).toBe(false)
+    expect(existsSync(join(s.imagesDir, 'citc-slurm-compute-demo-v20260101000000'))).toBe(true)
+  })
 })
