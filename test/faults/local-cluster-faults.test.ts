@@ -235,7 +235,7 @@ describe('faults on a local cluster', () => {
       // slurmctld sends what it kept once slurmdbd reaches the database again.
       await until(`job ${id} in accounting`, 180_000, () => accounted(id) === 'COMPLETED')
       await ok(['accounts', 'apply', '-f', file, '-c', NAME, '--yes'])
-      return {lost: 0, stuck: 0, seen: `accounts apply and usage: exit 4 (${apply.stderr.trim().split('\n')[0].slice(0, 120)})`, recovery: '`citc create` re-run starts MariaDB; slurmctld sends the jobs it kept'}
+      return {lost: 0, stuck: 0, seen: `accounts apply and usage: exit 4 (${/sacctmgr failed on this machine \(exit \d+\)|sacct[^\n]*failed[^\n]*/.exec(apply.stdout + apply.stderr)?.[0] ?? 'see the log'}); a job submitted meanwhile runs`, recovery: '`citc create` re-run starts MariaDB; slurmctld sends the jobs it kept'}
     })
   }, 1_200_000)
 
@@ -250,7 +250,7 @@ describe('faults on a local cluster', () => {
       await ok(addUser(u))
       expect(resolves(u)).toBe(true)
       await ok(['remove-user', u, '-c', NAME, '--yes', '--delete-home'])
-      return {lost: 0, stuck: half, seen: `add-user: exit 4 (${r.stderr.trim().split('\n')[0].slice(0, 120)})`, recovery: '`citc create` re-run starts slapd; add-user again'}
+      return {lost: 0, stuck: half, seen: `add-user: exit 4 (${/ldapsearch failed on this machine \(exit \d+\)/.exec(r.stdout + r.stderr)?.[0] ?? 'see the log'}), before anything was made`, recovery: '`citc create` re-run starts slapd; add-user again'}
     })
   }, 1_200_000)
 
@@ -279,7 +279,7 @@ describe('faults on a local cluster', () => {
       return {
         lost: lostThings,
         stuck: 0,
-        seen: `${killed} processes killed; the job running then ends ${accounted(running) || jobState(running)}; a re-run of create reports each service started`,
+        seen: `${killed} processes killed; the held job kept and run once released; the job that was running requeued by Slurm (Restarts=${/Restarts=(\d+)/.exec(sh('scontrol', ['show', 'job', running]).stdout)?.[1] ?? '?'})`,
         recovery: '`citc create` re-run (no systemd here; on systemd the services start at boot)' + (states.includes('down') ? '' : ''),
       }
     })
