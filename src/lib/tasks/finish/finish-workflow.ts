@@ -179,7 +179,8 @@ const apply: Step<FinishContext> = {
 }
 
 const settle: Step<FinishContext> = {
-  title: (ctx) => (settleReason(ctx.state!) ? 'Restart slurmctld with the configuration on disk' : 'Remove what an interrupted finish left'),
+  // Without a reason it only removes what an interrupted upload may have left (rm -f): nothing to say.
+  title: (ctx) => (settleReason(ctx.state!) ? 'Restart slurmctld with the configuration on disk' : 'Nothing to apply: slurmctld runs this configuration'),
   rendererOptions: {persistentOutput: false},
   run: async (ctx, task) => {
     ctx.result = await settleUnchanged({
