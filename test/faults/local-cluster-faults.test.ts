@@ -101,15 +101,17 @@ describe('faults on a local cluster', () => {
   // finish's apply steps (apply-config.ts): upload → back up → rename gres.conf → rename slurm.conf →
   // restart → verify. Killed before each step (and once after the restart): the next finish with the
   // same limits.yaml completes, the controller runs the file, nothing is left behind, no config lost.
-  const finishKills: Array<{step: string; point: KillPoint}> = [
-    {step: 'after the upload (before the backup)', point: {command: 'cp', args: 'backups/slurm\\.conf\\.', when: 'before'}},
-    {step: 'after the backup (before the renames)', point: {command: 'mv', args: '\\.gres\\.conf\\.citc-next', when: 'before'}},
-    {step: 'between the renames (gres.conf new, slurm.conf old)', point: {command: 'mv', args: '\\.slurm\\.conf\\.citc-next', when: 'before'}},
-    {step: 'before the restart (both files new, slurmctld running the old)', point: {command: 'service', args: '^slurmctld restart', when: 'before'}},
-    {step: 'right after the restart (before the verify)', point: {command: 'service', args: '^slurmctld restart', when: 'after'}},
+  const APPLIES = 'the next finish applies the change as any finish does'
+  const REPAIRS = 'the next finish finds nothing to change, says an earlier finish was interrupted, and restarts slurmctld'
+  const finishKills: Array<{step: string; point: KillPoint; next: string}> = [
+    {step: 'after the upload (before the backup)', point: {command: 'cp', args: 'backups/slurm\\.conf\\.', when: 'before'}, next: APPLIES},
+    {step: 'after the backup (before the renames)', point: {command: 'mv', args: '\\.gres\\.conf\\.citc-next', when: 'before'}, next: APPLIES},
+    {step: 'between the renames (gres.conf new, slurm.conf old)', point: {command: 'mv', args: '\\.slurm\\.conf\\.citc-next', when: 'before'}, next: APPLIES},
+    {step: 'before the restart (both files new, slurmctld running the old)', point: {command: 'service', args: '^slurmctld restart', when: 'before'}, next: REPAIRS},
+    {step: 'right after the restart (before the verify)', point: {command: 'service', args: '^slurmctld restart', when: 'after'}, next: REPAIRS},
   ]
   let nodes = 2
-  for (const {step, point} of finishKills) {
+  for (const {step, point, next: afterwards} of finishKills) {
     it(`finish killed ${step}: the next finish completes; the controller runs the new file; nothing lost or left`, async () => {
       await injectFault('finish-killed', `finish: SIGKILL ${step}`, async () => {
         const before = readFileSync(CONF, 'utf8')
@@ -129,7 +131,7 @@ describe('faults on a local cluster', () => {
         expect(readFileSync(join(DATA, 'clusters', NAME, 'limits.yaml'), 'utf8')).toBe(readFileSync(next, 'utf8'))
         const stuck = leftovers(CONF_DIR)
         expect(stuck).toEqual([])
-        return {lost, stuck: stuck.length, seen: 'finish ends with no message (killed); the next finish says what it repairs', recovery: '`citc finish` re-run with the same limits.yaml'}
+        return {lost, stuck: stuck.length, seen: `finish ends with no message (killed); ${afterwards}`, recovery: '`citc finish` re-run with the same limits.yaml'}
       })
     }, 700_000)
   }
