@@ -10,7 +10,7 @@ import {vi} from 'vitest'
 
 import {Controller, type NodeState} from '../../src/lib/slurm/controller.js'
 import type {DriverStandIn} from '../../src/lib/stand-in.js'
-import type {FakeEc2} from '../doubles/cloud-api/ec2.js'
+import {FAKE_EC2_SECTION, type FakeEc2} from '../doubles/cloud-api/ec2.js'
 import type {FakeGce} from '../doubles/cloud-api/gce.js'
 import type {FakeMetadata} from '../doubles/cloud-api/gce-metadata.js'
 import {FAKE_OCI_SECTION, type FakeOci} from '../doubles/cloud-api/oci.js'
@@ -61,7 +61,7 @@ export function writeClusterJson(dir: string, o: {name: string; provider: string
   return {clusterJson, elasticLog}
 }
 
-export const AWS_ZONE = 'eu-west-2a'
+export const AWS_ZONE = FAKE_EC2_SECTION.zone
 
 /**
  * cluster.json of AWS cluster `cluster` in `dir` whose node driver talks to `fake` and reads `imagesJson`;
@@ -72,17 +72,7 @@ export function awsClusterJson(dir: string, fake: FakeEc2, o: {cluster?: string;
   return writeClusterJson(dir, {
     name: o.cluster ?? 'demo',
     provider: 'aws',
-    driver: {
-      region: 'eu-west-2',
-      zone: AWS_ZONE,
-      mgmtPrivateIp: '10.0.0.10',
-      sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-      vpcId: 'vpc-0abc',
-      subnetId: 'subnet-0abc',
-      securityGroupId: 'sg-0abc',
-      nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-demo-mgmt',
-      baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
-    },
+    driver: FAKE_EC2_SECTION,
     standIn: {endpoints: {api: fake.url, metadata: fake.metadataUrl}, imagesJson: o.imagesJson, ...o.driver},
   })
 }

@@ -17,13 +17,12 @@ import {Controller} from '../../src/lib/slurm/controller.js'
 import type {DriverStandIn, StandIn} from '../../src/lib/stand-in.js'
 import {driverFor, PROGRAM_BUDGET_MS, readNodeHostConfig} from '../../src/lib/tasks/node/node-programs.js'
 import {localTransport} from '../../src/lib/transport/local.js'
-import {type Ec2Instance, type FakeEc2, startFakeEc2} from '../doubles/cloud-api/ec2.js'
+import {type Ec2Instance, FAKE_EC2_SECTION, type FakeEc2, startFakeEc2} from '../doubles/cloud-api/ec2.js'
 import {EC2_INTERNAL_ERROR, type OutageProxy, startOutageProxy} from '../doubles/cloud-api/outage.js'
 import {ROOT} from './cli.js'
 import type {SlurmSandbox} from './slurm.js'
 
 export const CLOUD_SLURM_SHAPE = 'c5.xlarge'
-const ZONE = 'eu-west-2a'
 const AMI = 'ami-0fa017000000000001'
 
 /** The SDK's environment: the fake IMDS only, never a key of this machine's (the programs get the same). */
@@ -92,10 +91,7 @@ export async function cloudSlurm(sb: SlurmSandbox, o: {count: number; driver?: P
     clusterJson,
     JSON.stringify({
       version: 1, name: cluster, sharedDir: '/mnt/shared', slurmUser: 'root', programsDir: dir, confPath: sb.confPath, elasticLog, provider: 'aws',
-      driver: {
-        region: 'eu-west-2', zone: ZONE, mgmtPrivateIp: '10.0.0.10', sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-        vpcId: 'vpc-0abc', subnetId: 'subnet-0abc', securityGroupId: 'sg-0abc', nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-mgmt', baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
-      },
+      driver: FAKE_EC2_SECTION,
     }),
   )
   const standInFile = join(dir, 'stand-in.json')

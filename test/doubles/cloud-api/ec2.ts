@@ -12,6 +12,19 @@ import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} 
 import {listenOnLoopback} from './listen.js'
 
 /** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; Amazon EC2 API Reference, "Error codes"). */
+/** cluster.json's aws driver section for a cluster in the fake account (its endpoints come from the stand-in). */
+export const FAKE_EC2_SECTION = {
+  region: 'eu-west-2',
+  zone: 'eu-west-2a',
+  mgmtPrivateIp: '10.0.0.10',
+  sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
+  vpcId: 'vpc-0abc',
+  subnetId: 'subnet-0abc',
+  securityGroupId: 'sg-0abc',
+  nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-demo-mgmt',
+  baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
+}
+
 export const EC2_ERROR_STATUS: Record<string, number> = {
   InsufficientInstanceCapacity: 500,
   InsufficientHostCapacity: 500,

@@ -16,14 +16,14 @@ import {ec2Api} from '../../../../src/lib/providers/aws/ec2-api.js'
 import {awsModule} from '../../../../src/lib/providers/aws/index.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
 import type {NodeDriver} from '../../../../src/lib/providers/types.js'
-import {ec2Fault, type FakeEc2, startFakeEc2} from '../../../doubles/cloud-api/ec2.js'
+import {ec2Fault, FAKE_EC2_SECTION, type FakeEc2, startFakeEc2} from '../../../doubles/cloud-api/ec2.js'
 import {FAKE_IMDS_CREDENTIALS} from '../../../doubles/cloud-api/imds.js'
 import {awsPolicyStatements} from './iam-policy.js'
 import {fakeDriverContext} from '../../../doubles/clock.js'
 import {driverInput} from '../../../helpers/driver-input.js'
 
 const CLUSTER = 'demo'
-const ZONE = 'eu-west-2a'
+const ZONE = FAKE_EC2_SECTION.zone
 const AMI = {x86_64: 'ami-0x86000000000000001', arm64: 'ami-0arm000000000000001'}
 
 const work = mkdtempSync(join(tmpdir(), 'citc-aws-driver-'))
@@ -78,15 +78,7 @@ function section(extra: Record<string, unknown> = {}) {
     cluster: CLUSTER,
     sharedDir: '/mnt/shared',
     confPath: '/etc/slurm/slurm.conf',
-    region: 'eu-west-2',
-    zone: ZONE,
-    mgmtPrivateIp: '10.0.0.10',
-    sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-    vpcId: 'vpc-0abc',
-    subnetId: 'subnet-0abc',
-    securityGroupId: 'sg-0abc',
-    nodeRoleArn: 'arn:aws:iam::123456789012:role/citc-demo-mgmt',
-    baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
+    ...FAKE_EC2_SECTION,
     endpoints: {api: fake.url, metadata: fake.metadataUrl},
     imagesJson,
     ...extra,
