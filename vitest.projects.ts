@@ -62,6 +62,8 @@ export const INTEGRATION = [
   'test/playbooks/nvidia-gpu-role.test.ts',
   // A compute image root built by compute.yml, booted in namespaces with citc's user-data (root).
   'test/playbooks/node-user-data-boot.test.ts',
+  // slapd of the test's own on ldaps with the ldap role's certificates, nslcd on a namespace machine (root).
+  'test/playbooks/ldap-tls.test.ts',
   // The watchdog's init script started and stopped for real (root: it runs the loop as slurm).
   'test/playbooks/watchdog-service.test.ts',
 ]

@@ -1,6 +1,7 @@
 // A private OpenLDAP slapd for tests: its own cn=config (made with slapadd -n0), an mdb database for
 // dc=citc,dc=local with the same ACLs as citc's ldap role, the admin password in a 0600 file, listening
-// on a free 127.0.0.1 port. Stopped by PID, never by name; the system's slapd is never touched.
+// on a free 127.0.0.1 port (and, when asked, on an ldapi socket of its own where root manages cn=config,
+// and on more URIs). Stopped by PID, never by name; the system's slapd is never touched.
 import {execFileSync, spawn, type ChildProcess} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
@@ -14,10 +15,20 @@ import {sleep} from '../../src/lib/proc.js'
 export const SLAPD = '/usr/sbin/slapd'
 const SCHEMAS = ['core', 'cosine', 'nis', 'inetorgperson']
 
+export interface SlapdOptions {
+  /** Also listen on ldapi (a socket in the sandbox, SlapdSandbox.ldapiUri), where root binds with
+   *  SASL EXTERNAL and manages cn=config, as on a Debian slapd (what citc's ldap role uses). */
+  ldapi?: boolean
+  /** More URIs to listen on (e.g. ldaps://ADDRESS:PORT/ on a network the test made). */
+  extraUris?: string[]
+}
+
 export interface SlapdSandbox {
   dir: string
   port: number
   uri: string
+  /** ldapi://… of the sandbox's socket (SlapdOptions.ldapi), else undefined. */
+  ldapiUri?: string
   baseDn: string
   peopleDn: string
   groupsDn: string
@@ -35,7 +46,10 @@ export interface SlapdSandbox {
 }
 
 
-function configLdif(dir: string, rootPwHash: string, baseDn: string, adminDn: string): string {
+// cn=config: nobody, or (ldapi) root through SASL EXTERNAL, as Debian's slapd package sets it up.
+const CONFIG_ACCESS = {closed: 'to * by * none', root: 'to * by dn.exact=gidNumber=0+uidNumber=0,cn=peercred,cn=external,cn=auth manage by * none'}
+
+function configLdif(dir: string, rootPwHash: string, baseDn: string, adminDn: string, configAccess: string): string {
   return [
     `dn: cn=config
 objectClass: olcGlobal
@@ -62,7 +76,7 @@ olcDatabase: {-1}frontend
     `dn: olcDatabase={0}config,cn=config
 objectClass: olcDatabaseConfig
 olcDatabase: {0}config
-olcAccess: {0}to * by * none
+olcAccess: {0}${configAccess}
 `,
     `dn: olcDatabase={1}mdb,cn=config
 objectClass: olcDatabaseConfig
@@ -83,7 +97,7 @@ olcAccess: {2}to * by * read
   ].join('\n')
 }
 
-export async function startSlapd(): Promise<SlapdSandbox> {
+export async function startSlapd(opts: SlapdOptions = {}): Promise<SlapdSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'citc-slapd-'))
   const baseDn = 'dc=citc,dc=local'
   const adminDn = `cn=admin,${baseDn}`
@@ -98,7 +112,8 @@ export async function startSlapd(): Promise<SlapdSandbox> {
     const confDir = join(dir, 'slapd.d')
     mkdirSync(confDir)
     mkdirSync(join(dir, 'db'))
-    writeFileSync(join(dir, 'config.ldif'), configLdif(dir, hash, baseDn, adminDn))
+    writeFileSync(join(dir, 'config.ldif'), configLdif(dir, hash, baseDn, adminDn, opts.ldapi ? CONFIG_ACCESS.root : CONFIG_ACCESS.closed))
+    const ldapiUri = opts.ldapi ? `ldapi://${encodeURIComponent(join(dir, 'ldapi'))}` : undefined
     execFileSync('slapadd', ['-n0', '-F', confDir, '-l', join(dir, 'config.ldif')], {stdio: ['ignore', 'pipe', 'pipe']})
 
     for (let attempt = 1; ; attempt++) {
@@ -106,7 +121,8 @@ export async function startSlapd(): Promise<SlapdSandbox> {
       const uri = `ldap://127.0.0.1:${port}/`
       stderr = ''
       // -d 0: stay in the foreground (so the PID is ours and the test can stop it), log nothing extra.
-      child = spawn(SLAPD, ['-d', '0', '-h', uri, '-F', confDir], {stdio: ['ignore', 'ignore', 'pipe']})
+      const uris = [uri, ...(ldapiUri ? [ldapiUri] : []), ...(opts.extraUris ?? [])]
+      child = spawn(SLAPD, ['-d', '0', '-h', uris.join(' '), '-F', confDir], {stdio: ['ignore', 'ignore', 'pipe']})
       child.stderr!.on('data', (d: Buffer) => {
         stderr += d.toString()
       })
@@ -151,6 +167,7 @@ ou: Groups
         dir,
         port,
         uri,
+        ldapiUri,
         baseDn,
         peopleDn,
         groupsDn,

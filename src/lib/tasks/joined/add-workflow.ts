@@ -256,7 +256,7 @@ function describeAdd(ctx: AddContext): string[] {
     lines.push(
       `  ${s.name}  ${c.login.user}@${c.host}:${c.login.port}  ${c.facts!.osName}, ${c.facts!.arch}${c.rejoin ? '  (joined before: re-applied)' : ''}`,
       `    slurm.conf: NodeName=${s.name} NodeAddr=${s.address} CPUs=${h.sockets * h.coresPerSocket * h.threadsPerCore} SocketsPerBoard=${h.sockets} CoresPerSocket=${h.coresPerSocket} ThreadsPerCore=${h.threadsPerCore} RealMemory=${h.realMemory}`,
-      `    installs: slurmd ${pkg || '(the distribution’s)'}, munge with the cluster's key, nslcd → ldap://${ctx.controllerAddr}/, ${s.shared === 'nfs' ? `NFS ${ctx.controllerAddr}:/mnt/shared` : 'no shared filesystem (--shared none: jobs see the machine’s own /mnt/shared, if any)'}`,
+      `    installs: slurmd ${pkg || '(the distribution’s)'}, munge with the cluster's key, nslcd → ldaps://${ctx.controllerAddr}/ (the cluster's CA), ${s.shared === 'nfs' ? `NFS ${ctx.controllerAddr}:/mnt/shared` : 'no shared filesystem (--shared none: jobs see the machine’s own /mnt/shared, if any)'}`,
     )
   })
   lines.push('  slurmctld restarts to learn the new nodes (running jobs keep running).')
@@ -307,7 +307,7 @@ const configureMachines: Step<AddContext> = {
       shared_dir: '/mnt/shared',
       adopt: ctx.input.adopt,
       munge_key_src: '/etc/munge/munge.key',
-      ldap_uri: `ldap://${ctx.controllerAddr}/`,
+      ldap_uri: `ldaps://${ctx.controllerAddr!.includes(':') ? `[${ctx.controllerAddr}]` : ctx.controllerAddr}/`,
       // citc proves the key itself in the next step, with what to do when it fails.
       munge_check: false,
     })
