@@ -28,10 +28,11 @@ function rendered(name: string, vars: Record<string, string>): string {
 describe('group_vars/all.yml', () => {
   it.each([
     [{provider: 'local'}, 'ldap://127.0.0.1/ ldapi:///'],
-    // Clouds: the cluster network's address (Terraform's mgmt_private_ip) and loopback, not every interface.
-    [{provider: 'aws', mgmt_private_ip: '10.0.0.10'}, 'ldap://127.0.0.1/ ldap://10.0.0.10/ ldapi:///'],
+    // Clouds: the cluster network's address (Terraform's mgmt_private_ip) over TLS only, and plain
+    // loopback; not every interface.
+    [{provider: 'aws', mgmt_private_ip: '10.0.0.10'}, 'ldap://127.0.0.1/ ldaps://10.0.0.10/ ldapi:///'],
     [{provider: 'aws', mgmt_private_ip: '127.0.0.1'}, 'ldap://127.0.0.1/ ldapi:///'],
-    [{provider: 'google'}, 'ldap:/// ldapi:///'], // the address unknown: every interface, as before
+    [{provider: 'google'}, 'ldap://127.0.0.1/ ldaps:/// ldapi:///'], // the address unknown: TLS on every interface
   ])('ldap_listen_uris for %o', (vars, expected) => {
     expect(rendered('ldap_listen_uris', vars)).toBe(expected)
   }, 60_000)

@@ -34,6 +34,10 @@ const KEY_TEXT = 'citc-test-munge-key-must-never-be-printed-'.repeat(30)
 const keyFile = join(dir, 'munge.key')
 writeFileSync(keyFile, KEY_TEXT, {mode: 0o600})
 
+// The cluster's CA certificate on the management node (the nss role copies it to the machine).
+const caFile = join(dir, 'cluster-ca.crt')
+writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\n(the cluster CA in a --check run)\n-----END CERTIFICATE-----\n')
+
 const NODE_VARS = {
   citc_bin: '/opt/citc/bin/run.js',
   cluster_name: 'demo',
@@ -46,7 +50,8 @@ const NODE_VARS = {
   shared_dir: '/mnt/shared',
   adopt: false,
   munge_key_src: keyFile,
-  ldap_uri: 'ldap://10.250.99.1/',
+  ldap_uri: 'ldaps://10.250.99.1/',
+  ldap_tls_ca_cert: caFile,
 }
 
 describe('the playbooks of joined machines', () => {
@@ -132,7 +137,8 @@ describe('the playbooks of joined machines', () => {
     for (const host of ['nfs-machine', 'plain-machine']) expect(out).toMatch(new RegExp(`${host}\\s+: ok=\\d+\\s+changed=\\d+\\s+unreachable=0\\s+failed=0`))
     expect(out).toContain('+SLURMD_OPTIONS="--conf-server 10.250.99.1:6817 -N ws1"')
     expect(out).toContain('+SLURMD_OPTIONS="--conf-server 10.250.99.1:6817 -N ws2"')
-    expect(out).toContain('+uri ldap://10.250.99.1/')
+    expect(out).toContain('+uri ldaps://10.250.99.1/')
+    expect(out).toContain('+tls_reqcert demand')
     // Pinned and held at the controller's version where it is given, the distribution's elsewhere.
     expect(out).toMatch(/TASK \[slurmd : Hold slurmd[^\n]*\n(?:[^\n]*\n)*?changed: \[nfs-machine\] => \(item=slurmd\)/)
     expect(out).toMatch(/skipping: \[plain-machine\] => \(item=slurmd\)/)
@@ -163,11 +169,11 @@ describe('the playbooks of joined machines', () => {
     const base = {citc_bin: '/opt/citc/bin/run.js', cluster_name: 'demo', controller_addr: '10.250.99.1', shared_dir: '/mnt/shared', citc_etc_dir: etc}
     const joined = playbook(['--check', '--diff', join(PLAYBOOKS, 'joined-management.yml'), '-e', `@${varsFile('jm', {...base, joined_addresses: ['10.250.99.2', '10.250.99.3']})}`])
     expect(joined.out).toMatch(/localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0/)
-    expect(joined.out).toMatch(/^\+SLAPD_SERVICES="ldap:\/\/127\.0\.0\.1\/ ldapi:\/\/\/ ldap:\/\/10\.250\.99\.1\/"$/m)
+    expect(joined.out).toMatch(/^\+SLAPD_SERVICES="ldap:\/\/127\.0\.0\.1\/ ldapi:\/\/\/ ldaps:\/\/10\.250\.99\.1\/"$/m)
     expect(joined.out).toContain('+/mnt/shared 10.250.99.2(rw,sync,no_subtree_check,root_squash)')
     const none = playbook(['--check', '--diff', join(PLAYBOOKS, 'joined-management.yml'), '-e', `@${varsFile('jm-none', {...base, joined_addresses: []})}`])
     expect(none.out).toMatch(/localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0/)
-    expect(none.out).not.toContain('ldap://10.250.99.1/')
+    expect(none.out).not.toContain('ldaps://10.250.99.1/')
     expect(none.out).not.toContain('TASK [Export the shared filesystem to the machines that joined]\n')
     expect(none.out).toMatch(/TASK \[Export the shared filesystem to the machines that joined\] \*+\nskipping/)
   }, 240_000)
