@@ -344,7 +344,9 @@ describe('the management and teardown playbooks on this machine', () => {
     expect(pidAlive(otherMunged!.pid)).toBe(true)
 
     for (const gone of [SHARED, '/etc/citc', PROGRAMS, '/var/log/citc', '/run/citc', '/var/lib/ldap-citc', '/var/spool/slurmctld',
-      '/etc/citc-nsswitch.conf.orig', '/etc/mysql/mariadb.conf.d/60-citc-slurmdbd.cnf', '/var/lib/mysql/slurm_acct_db']) {
+      '/etc/citc-nsswitch.conf.orig', '/etc/mysql/mariadb.conf.d/60-citc-slurmdbd.cnf', '/var/lib/mysql/slurm_acct_db',
+      // The directory's TLS (role ldap): slapd's certificates and the daily renewal.
+      '/etc/ldap/citc-tls', '/etc/cron.daily/citc-ldap-cert']) {
       expect({path: gone, exists: existsSync(gone)}).toEqual({path: gone, exists: false})
     }
     for (const link of ['slurm.conf', 'gres.conf', 'slurmdbd.conf']) expect(existsSync(`/etc/slurm/${link}`)).toBe(false)

@@ -9,7 +9,7 @@ import type {MachineFacts, Reach} from './probe.js'
 const RELEASES = ['17.02', '17.11', '18.08', '19.05', '20.02', '20.11', '21.08', '22.05', '23.02', '23.11', '24.05', '24.11', '25.05', '25.11']
 
 /** Ports joined machines use (Slurm's defaults: hybrid-notes §2); srun's first port stands for its range (slurm.conf's SrunPortRange). */
-export const PORTS = {slurmctld: 6817, slurmd: 6818, ldap: 389, nfs: 2049, srunFirst: Number(SRUN_PORT_RANGE.split('-')[0])} as const
+export const PORTS = {slurmctld: 6817, slurmd: 6818, ldap: 636, nfs: 2049, srunFirst: Number(SRUN_PORT_RANGE.split('-')[0])} as const
 
 /** Clocks further apart than this are refused: munge credentials live 300 s, and skew eats that window. */
 export const MAX_SKEW_S = 60
@@ -145,7 +145,7 @@ export function preflight(i: PreflightInput): Problem[] {
   const blocked = (r: Reach | undefined) => r !== 'open' && r !== 'refused'
   const toController: [number, string][] = [
     [PORTS.slurmctld, 'slurmctld'],
-    [PORTS.ldap, 'the directory (LDAP)'],
+    [PORTS.ldap, 'the directory (LDAP over TLS)'],
     ...(i.shared === 'nfs' ? ([[PORTS.nfs, 'the shared filesystem (NFS)']] as [number, string][]) : []),
     [PORTS.srunFirst, `srun (ports ${SRUN_PORT_RANGE})`],
   ]

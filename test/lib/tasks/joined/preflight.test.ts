@@ -26,7 +26,7 @@ const facts = (over: Partial<MachineFacts> = {}): MachineFacts => ({
   passwd: new Map(),
   reach: new Map([
     [6817, 'open'],
-    [389, 'open'],
+    [636, 'open'],
     [2049, 'refused'],
     [60_001, 'refused'],
   ]),
@@ -98,17 +98,17 @@ describe('node add preflight', () => {
   it('names each blocked port and the rule to add, both ways; a refusal means the path is open', () => {
     const reach = new Map([
       [6817, 'open'],
-      [389, 'timeout'],
+      [636, 'timeout'],
       [2049, 'refused'],
       [60_001, 'timeout'],
     ])
     expect(messages(input({facts: facts({reach}), slurmdReach: 'timeout'}))).toEqual([
-      expect.stringMatching(/cannot reach the directory \(LDAP\) on 10\.0\.0\.1:389 \(timeout\) → allow TCP from 10\.0\.0\.2 to 10\.0\.0\.1 port 389 on the management node's firewall/),
+      expect.stringMatching(/cannot reach the directory \(LDAP over TLS\) on 10\.0\.0\.1:636 \(timeout\) → allow TCP from 10\.0\.0\.2 to 10\.0\.0\.1 port 636 on the management node's firewall/),
       expect.stringMatching(/cannot reach srun \(ports 60001-63000\).* port 60001-63000 /),
       expect.stringMatching(/management node cannot reach slurmd's port 10\.0\.0\.2:6818 \(timeout\) → allow TCP from 10\.0\.0\.1 to 10\.0\.0\.2 port 6818 on the machine's firewall/),
     ])
     // NFS is only asked for with --shared nfs.
-    expect(preflight(input({shared: 'none', facts: facts({reach: new Map([[6817, 'open'], [389, 'open'], [60_001, 'refused']])})}))).toEqual([])
+    expect(preflight(input({shared: 'none', facts: facts({reach: new Map([[6817, 'open'], [636, 'open'], [60_001, 'refused']])})}))).toEqual([])
   })
 
   it('lists every problem of a machine at once', () => {
