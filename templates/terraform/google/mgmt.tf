@@ -12,6 +12,18 @@ resource "google_compute_address" "mgmt" {
   labels = local.labels
 }
 
+# The management node's private address, reserved: Filestore's export options name it (storage.tf) as
+# the one client whose root is not squashed. Reserving the address an existing management node already
+# has (host 2 of the subnet, what Google gives the first instance) keeps that node as it is.
+resource "google_compute_address" "mgmt_internal" {
+  name         = "${local.name}-mgmt-internal"
+  region       = var.region
+  subnetwork   = google_compute_subnetwork.cluster.id
+  address_type = "INTERNAL"
+  address      = local.mgmt_private_ip
+  labels       = local.labels
+}
+
 resource "google_compute_instance" "mgmt" {
   name         = "${var.cluster_id}-mgmt"
   zone         = var.zone
@@ -30,6 +42,7 @@ resource "google_compute_instance" "mgmt" {
 
   network_interface {
     subnetwork = google_compute_subnetwork.cluster.id
+    network_ip = google_compute_address.mgmt_internal.address
     access_config {
       nat_ip = google_compute_address.mgmt.address
     }
