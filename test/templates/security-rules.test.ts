@@ -190,7 +190,7 @@ describe('google: Filestore squashes root for every address of the subnet but th
       const mod = modules.google
       const scope = {var: {subnet_cidr: subnet, cluster_id: 'demo'}, locals: mod.locals}
       const mgmtIp = String(await evaluateValue(mod.locals.mgmt_private_ip, scope))
-      const options = await Promise.all(filestoreOptions().map(async (o) => ({...o, ip_ranges: (await evaluateValue(o.ip_ranges, scope)) as string[]})))
+      const options: Body[] = await Promise.all(filestoreOptions().map(async (o) => ({...o, ip_ranges: (await evaluateValue(o.ip_ranges, scope)) as string[]})))
 
       const open = options.filter((o) => o.squash_mode !== 'ROOT_SQUASH')
       expect(open).toEqual([{ip_ranges: [mgmtIp], access_mode: 'READ_WRITE', squash_mode: 'NO_ROOT_SQUASH'}])
@@ -198,7 +198,7 @@ describe('google: Filestore squashes root for every address of the subnet but th
 
       // Filestore refuses overlapping ranges (within and across options) and more than 64 per share;
       // together the ranges must be exactly the subnet, the management node's address in none but its own.
-      const all = options.flatMap((o) => o.ip_ranges).map(cidrRange).sort((a, b) => a[0] - b[0])
+      const all = options.flatMap((o) => o.ip_ranges as string[]).map(cidrRange).sort((a, b) => a[0] - b[0])
       expect(all.length).toBeLessThanOrEqual(64)
       const [lo, hi] = cidrRange(subnet)
       expect(all[0][0]).toBe(lo)
@@ -207,7 +207,7 @@ describe('google: Filestore squashes root for every address of the subnet but th
       const mgmt = cidrRange(mgmtIp)[0]
       expect(mgmt).toBeGreaterThanOrEqual(lo + 2) // not the network or gateway address
       for (const o of options.filter((x) => x.squash_mode === 'ROOT_SQUASH')) {
-        for (const r of o.ip_ranges.map(cidrRange)) expect(mgmt < r[0] || mgmt > r[1], `${mgmtIp} squashed`).toBe(true)
+        for (const r of (o.ip_ranges as string[]).map(cidrRange)) expect(mgmt < r[0] || mgmt > r[1], `${mgmtIp} squashed`).toBe(true)
       }
     },
   )
