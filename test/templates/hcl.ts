@@ -78,6 +78,8 @@ export interface Scope {
   locals: Record<string, unknown>
   /** The variables of the for expressions being evaluated. */
   iteration?: Record<string, unknown>
+  /** Values a test gives for resource attributes known only after apply, by reference text. */
+  known?: Record<string, unknown>
 }
 
 // IPv4 addresses as unsigned 32-bit numbers, for cidrhost() and cidrsubnet().
@@ -165,6 +167,7 @@ async function evalNode(node: AstNode, scope: Scope): Promise<unknown> {
     case 'scopeTraversal': {
       const path = String(node.meta.value).split('.')
       if (path.length === 1 && scope.iteration && path[0] in scope.iteration) return scope.iteration[path[0]]
+      if (scope.known && String(node.meta.value) in scope.known) return scope.known[String(node.meta.value)]
       if (path.length !== 2) throw new Error(`unsupported reference ${node.meta.value}`)
       const [root, name] = path
       if (root === 'var') {

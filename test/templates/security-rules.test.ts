@@ -178,46 +178,46 @@ function cidrRange(cidr: string): [number, number] {
 }
 
 describe('google: Filestore squashes root for every address of the subnet but the management node', () => {
+  const MGMT_IP = '${google_compute_instance.mgmt.network_interface[0].network_ip}'
+
   const filestoreOptions = () => {
     const [fs] = only(modules.google, 'google_filestore_instance')
     expect(fs.body.file_shares).toHaveLength(1)
     return fs.body.file_shares[0].nfs_export_options as Body[]
   }
 
-  it.each(['10.0.0.0/20', '192.168.7.0/24', '10.128.0.0/9', '172.16.0.8/29'])(
-    'subnet %s: one NO_ROOT_SQUASH address (the management node), ROOT_SQUASH for the rest, no overlap, nothing outside',
-    async (subnet) => {
-      const mod = modules.google
-      const scope = {var: {subnet_cidr: subnet, cluster_id: 'demo'}, locals: mod.locals}
-      const mgmtIp = String(await evaluateValue(mod.locals.mgmt_private_ip, scope))
-      const options: Body[] = await Promise.all(filestoreOptions().map(async (o) => ({...o, ip_ranges: (await evaluateValue(o.ip_ranges, scope)) as string[]})))
-
-      const open = options.filter((o) => o.squash_mode !== 'ROOT_SQUASH')
-      expect(open).toEqual([{ip_ranges: [mgmtIp], access_mode: 'READ_WRITE', squash_mode: 'NO_ROOT_SQUASH'}])
-      for (const o of options.filter((x) => x.squash_mode === 'ROOT_SQUASH')) expect(o).toMatchObject({anon_uid: 65534, anon_gid: 65534})
-
-      // Filestore refuses overlapping ranges (within and across options) and more than 64 per share;
-      // together the ranges must be exactly the subnet, the management node's address in none but its own.
-      const all = options.flatMap((o) => o.ip_ranges as string[]).map(cidrRange).sort((a, b) => a[0] - b[0])
-      expect(all.length).toBeLessThanOrEqual(64)
-      const [lo, hi] = cidrRange(subnet)
-      expect(all[0][0]).toBe(lo)
-      expect(all.at(-1)![1]).toBe(hi)
-      for (let i = 1; i < all.length; i++) expect(all[i][0], 'ranges neither overlap nor leave a gap').toBe(all[i - 1][1] + 1)
-      const mgmt = cidrRange(mgmtIp)[0]
-      expect(mgmt).toBeGreaterThanOrEqual(lo + 2) // not the network or gateway address
-      for (const o of options.filter((x) => x.squash_mode === 'ROOT_SQUASH')) {
-        for (const r of (o.ip_ranges as string[]).map(cidrRange)) expect(mgmt < r[0] || mgmt > r[1], `${mgmtIp} squashed`).toBe(true)
-      }
-    },
-  )
-
-  it('gives the management node the very address the export leaves unsquashed', () => {
+  it.each([
+    ['10.0.0.0/20', '10.0.0.2'],
+    ['10.0.0.0/20', '10.0.13.77'],
+    ['192.168.7.0/24', '192.168.7.254'],
+    ['10.128.0.0/9', '10.200.31.5'],
+    ['172.16.0.8/29', '172.16.0.10'],
+  ])('subnet %s, management node %s: NO_ROOT_SQUASH for it alone, ROOT_SQUASH for the rest, no overlap, nothing outside', async (subnet, ip) => {
     const mod = modules.google
-    const [address] = mod.resources.filter((r) => r.type === 'google_compute_address' && r.body.address_type === 'INTERNAL')
-    expect(address.body).toMatchObject({address: '${local.mgmt_private_ip}', subnetwork: '${google_compute_subnetwork.cluster.id}'})
-    const [mgmt] = only(mod, 'google_compute_instance')
-    expect(mgmt.body.network_interface[0].network_ip).toBe(`\${${address.address}.address}`)
+    const scope = {var: {subnet_cidr: subnet, cluster_id: 'demo'}, locals: mod.locals, known: {[MGMT_IP.slice(2, -1)]: ip}}
+    const options: Body[] = await Promise.all(filestoreOptions().map(async (o) => ({...o, ip_ranges: (await evaluateValue(o.ip_ranges, scope)) as string[]})))
+
+    const open = options.filter((o) => o.squash_mode !== 'ROOT_SQUASH')
+    expect(open).toEqual([{ip_ranges: [ip], access_mode: 'READ_WRITE', squash_mode: 'NO_ROOT_SQUASH'}])
+    for (const o of options.filter((x) => x.squash_mode === 'ROOT_SQUASH')) expect(o).toMatchObject({anon_uid: 65534, anon_gid: 65534})
+
+    // Filestore refuses overlapping ranges (within and across options) and more than 64 per share;
+    // together the ranges must be exactly the subnet, the management node's address in none but its own.
+    const all = options.flatMap((o) => o.ip_ranges as string[]).map(cidrRange).sort((a, b) => a[0] - b[0])
+    expect(all.length).toBeLessThanOrEqual(64)
+    const [lo, hi] = cidrRange(subnet)
+    expect(all[0][0]).toBe(lo)
+    expect(all.at(-1)![1]).toBe(hi)
+    for (let i = 1; i < all.length; i++) expect(all[i][0], 'ranges neither overlap nor leave a gap').toBe(all[i - 1][1] + 1)
+    const mgmt = cidrRange(ip)[0]
+    for (const o of options.filter((x) => x.squash_mode === 'ROOT_SQUASH')) {
+      for (const r of (o.ip_ranges as string[]).map(cidrRange)) expect(mgmt < r[0] || mgmt > r[1], `${ip} squashed`).toBe(true)
+    }
+  })
+
+  it("leaves unsquashed the management node's own address, nothing else", () => {
+    const mod = modules.google
+    expect(mod.locals.mgmt_private_ip).toBe(MGMT_IP)
     expect(filestoreOptions().filter((o) => o.squash_mode === 'NO_ROOT_SQUASH').map((o) => o.ip_ranges)).toEqual([['${local.mgmt_private_ip}']])
   })
 })

@@ -12,18 +12,6 @@ resource "google_compute_address" "mgmt" {
   labels = local.labels
 }
 
-# The management node's private address, reserved: Filestore's export options name it (storage.tf) as
-# the one client whose root is not squashed. Reserving the address an existing management node already
-# has (host 2 of the subnet, what Google gives the first instance) keeps that node as it is.
-resource "google_compute_address" "mgmt_internal" {
-  name         = "${local.name}-mgmt-internal"
-  region       = var.region
-  subnetwork   = google_compute_subnetwork.cluster.id
-  address_type = "INTERNAL"
-  address      = local.mgmt_private_ip
-  labels       = local.labels
-}
-
 resource "google_compute_instance" "mgmt" {
   name         = "${var.cluster_id}-mgmt"
   zone         = var.zone
@@ -42,7 +30,6 @@ resource "google_compute_instance" "mgmt" {
 
   network_interface {
     subnetwork = google_compute_subnetwork.cluster.id
-    network_ip = google_compute_address.mgmt_internal.address
     access_config {
       nat_ip = google_compute_address.mgmt.address
     }
@@ -73,7 +60,8 @@ resource "google_compute_instance" "mgmt" {
     ignore_changes = [boot_disk[0].initialize_params[0].image]
   }
 
-  # Filestore must exist before the playbook mounts /mnt/shared; the custom role before the node
-  # programs first run.
-  depends_on = [google_filestore_instance.shared, google_project_iam_member.node_programs]
+  # The custom role must exist before the node programs first run. (No depends_on Filestore: its
+  # export names this node's address, storage.tf, so it is made after the node; citc runs the
+  # playbook that mounts /mnt/shared only once the whole apply is done.)
+  depends_on = [google_project_iam_member.node_programs]
 }

@@ -10,13 +10,19 @@
 # subnet's, at most 32 blocks, within Filestore's limit of 64 ranges per share).
 
 locals {
-  # The management node's address is fixed (google_compute_address.mgmt_internal) so that the export
-  # can name it before the instance exists. Host number 2 is the first one Google does not reserve
-  # (.0 the network, .1 the gateway), the address a first instance in a new subnet gets anyway.
-  mgmt_host_number = 2
-  mgmt_private_ip  = cidrhost(var.subnet_cidr, local.mgmt_host_number)
+  # The address Google gave the management node: an ephemeral internal address stays with the
+  # instance until it is deleted. (Not a fixed one: the provider replaces an instance whose
+  # network_ip changes, which would make a new management node for an existing cluster.)
+  mgmt_private_ip = google_compute_instance.mgmt.network_interface[0].network_ip
 
-  subnet_prefix = tonumber(element(split("/", var.subnet_cidr), 1))
+  subnet_prefix  = tonumber(element(split("/", var.subnet_cidr), 1))
+  mgmt_ip_octets = [for o in split(".", local.mgmt_private_ip) : tonumber(o)]
+  # Its host number in the subnet: the address as a number, less the subnet's (aligned) base.
+  mgmt_host_number = (
+    element(local.mgmt_ip_octets, 0) * 16777216 + element(local.mgmt_ip_octets, 1) * 65536 +
+    element(local.mgmt_ip_octets, 2) * 256 + element(local.mgmt_ip_octets, 3)
+  ) % pow(2, 32 - local.subnet_prefix)
+
   # For each prefix length p below the subnet's: the /p block next to the one holding the management
   # node (same leading p-1 bits, the p-th bit flipped). Together they are the subnet less that address.
   # The last one is a single address, written as an address (Filestore's two documented forms).

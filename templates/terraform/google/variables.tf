@@ -125,9 +125,8 @@ variable "subnet_cidr" {
   type        = string
   default     = "10.0.0.0/20"
   validation {
-    # /29 is Google's smallest subnet; host 2 is the management node's fixed address (storage.tf).
-    condition     = can(cidrhost(var.subnet_cidr, 2)) && can(regex("/([89]|1[0-9]|2[0-9])$", var.subnet_cidr))
-    error_message = "subnet_cidr must be an IPv4 CIDR block from /8 to /29, such as 10.0.0.0/20."
+    condition     = can(cidrhost(var.subnet_cidr, 0))
+    error_message = "subnet_cidr must be an IPv4 CIDR block such as 10.0.0.0/20."
   }
 }
 

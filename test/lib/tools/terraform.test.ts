@@ -346,7 +346,7 @@ describe('Terraform against the double', () => {
     await tf.plan(join(dir, 'p1'))
     await tf.apply(join(dir, 'p1'))
     const plan = await tf.plan(join(dir, 'p2'), {destroy: true})
-    expect(plan.counts).toMatchObject({create: 0, delete: 14})
+    expect(plan.counts).toMatchObject({create: 0, delete: 13})
     expect(plan.byType.google_compute_instance).toEqual(['google_compute_instance.mgmt'])
   })
 
