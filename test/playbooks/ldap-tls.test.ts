@@ -5,7 +5,8 @@
 // machine, resolves a directory user over TLS with tls_reqcert demand. The same nslcd refuses the
 // server once its certificate comes from another CA, and says why. Renewal: a second run changes
 // nothing; a certificate expiring within 30 days is reissued by the daily job, and slapd serves the
-// new one without a restart. Needs root (namespaces, a bridge). Everything is stopped by PID.
+// new one without a restart; so is one whose names changed. Needs root (namespaces, a bridge).
+// Everything is stopped by PID.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -29,7 +30,7 @@ let tlsPort: number
 let ldapsUri: string
 
 /** The role's variables for this test: every path in its own directory, slapd's ldapi socket. */
-function tlsVars(caDir: string) {
+function tlsVars(caDir: string, moreUris: string[] = []) {
   return {
     cluster_name: 'tlstest',
     citc_etc_dir: join(work, caDir),
@@ -38,7 +39,7 @@ function tlsVars(caDir: string) {
     ldap_tls_dir: join(work, 'slapd-tls'),
     ldap_tls_renew_cron: join(work, 'cron.daily', 'citc-ldap-cert'),
     ldap_ldapi_uri: slapd!.ldapiUri,
-    citc_slapd_uris: ['ldap://127.0.0.1/', ldapsUri, 'ldapi:///'],
+    citc_slapd_uris: ['ldap://127.0.0.1/', ldapsUri, 'ldapi:///', ...moreUris],
   }
 }
 
@@ -50,10 +51,10 @@ function playbook(args: string[], vars: Record<string, unknown>, name: string) {
 }
 
 /** tls.yml on this machine, as listen.yml imports it on the management node. */
-function runTls(caDir: string, name: string) {
+function runTls(caDir: string, name: string, moreUris: string[] = []) {
   const play = join(work, 'tls.yml')
   writeFileSync(play, '- hosts: all\n  gather_facts: true\n  gather_subset: [min]\n  tasks:\n    - ansible.builtin.import_role: {name: ldap, tasks_from: tls}\n')
-  return playbook(['-i', 'localhost,', '-c', 'local', play], tlsVars(caDir), name)
+  return playbook(['-i', 'localhost,', '-c', 'local', play], tlsVars(caDir, moreUris), name)
 }
 
 const x509 = (file: string, ...what: string[]) => execFileSync('openssl', ['x509', '-in', file, '-noout', ...what], {encoding: 'utf8'})
@@ -153,6 +154,16 @@ loginShell: /bin/bash
     expect(slapd!.pid).toBe(pid)
     expect(() => process.kill(pid, 0)).not.toThrow()
   }, 120_000)
+
+  it('reissues the certificate when slapd serves ldaps on another address (a machine joined: joined-management.yml)', () => {
+    const r = runTls('ca1', 'tls-names', ['ldaps://192.0.2.10/'])
+    expect(r.out).toMatch(/localhost\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0/)
+    expect(r.out).toContain("issued slapd's certificate (its names changed)")
+    const text = x509(join(work, 'slapd-tls', 'slapd.crt'), '-text')
+    expect(text).toContain('IP Address:192.0.2.10')
+    expect(text).toContain(`IP Address:${net!.hostAddr}`)
+    expect(servedSerial()).toBe(x509(join(work, 'slapd-tls', 'slapd.crt'), '-serial').trim())
+  }, 300_000)
 
   it('nslcd on a joined machine (role nss) resolves a directory user over ldaps with the cluster CA', () => {
     const known = join(work, 'known_hosts')
