@@ -56,6 +56,8 @@ export const INTEGRATION = [
   'test/playbooks/compute-exporter.test.ts',
   // nftables in a network namespace of the test's own (root).
   'test/playbooks/metadata-guard.test.ts',
+  // nftables in network namespaces of the test's own, loaded by ansible-playbook there (root).
+  'test/playbooks/local-guard.test.ts',
   'test/playbooks/group-vars.test.ts',
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',
