@@ -65,6 +65,7 @@ async function layoutOn(t: Transport, root: string, o: SecurityOptions, record: 
     const c = await readManagementContract(t, contractFile)
     sharedDir = c.sharedDir
     slurmUser = c.slurmUser
+    if (c.name !== record.name) notes.push(`${contractFile} on ${t.description} describes cluster ${c.name}, not ${record.name}: is this ${record.name}'s management node? (\`citc cluster list\` shows each cluster's address)`)
   } catch (error) {
     notes.push(`${firstLine(error)}: assumed the shared filesystem at ${DEFAULT_SHARED} and Slurm user ${slurmUser}`)
   }

@@ -1,12 +1,17 @@
 // `citc doctor --security`'s rules, pure: realistic `ss -H -ltnup` lines (a cloud node, a local one
 // with and without joined machines), stat records as the collector prints them, exports(5) files, and
-// the collector's NUL-separated output read back. Each rule is shown passing and failing.
+// the collector's NUL-separated output read back; and the whole check over a memory node (where the
+// paths come from, what is said when cluster.json is not this cluster's). Each rule is shown passing and failing.
 import {describe, expect, it} from 'vitest'
 
 import {clusterCidr, exportsCheck, homesCheck, reachOf, readableFilesCheck, secretFilesCheck, type SecurityLayout, socketsCheck} from '../../../../src/lib/tasks/doctor/security-checks.js'
 import {parseCollectorOutput, parseStat} from '../../../../src/lib/tasks/doctor/security-collect.js'
 import {parseExports, parseSsLine, type StatFact} from '../../../../src/lib/tasks/doctor/security-facts.js'
-import {securityLines, type SecurityReport} from '../../../../src/lib/tasks/doctor/check-security.js'
+import {checkSecurityVia, securityLines, type SecurityReport} from '../../../../src/lib/tasks/doctor/check-security.js'
+import {MANAGEMENT_CONTRACT_VERSION} from '../../../../src/lib/cluster/management-contract.js'
+import type {ClusterRecord} from '../../../../src/lib/cluster/schema.js'
+import {FAKE_EC2_SECTION} from '../../../doubles/cloud-api/ec2.js'
+import {MemoryTransport} from '../../../doubles/memory-transport.js'
 
 // `ss -H -ltnup` on a cloud management node (Debian 12, iproute2 6.1), columns as ss pads them.
 const SS_CLOUD = [
@@ -288,5 +293,35 @@ describe('the report for people', () => {
       '',
       'The security of demo needs attention: exports.',
     ])
+  })
+})
+
+describe('checkSecurityVia over a memory node', () => {
+  const record = {name: 'demo', provider: 'aws', origin: 'created', createdAt: '2026-11-26T00:00:00Z', mgmt: {host: '203.0.113.5', port: 22, user: 'admin'}, slurm: {confPath: '/mnt/shared/etc/slurm/slurm.conf', programsDir: '/usr/local/libexec/citc'}} as unknown as ClusterRecord
+  const contract = (name: string) => JSON.stringify({version: MANAGEMENT_CONTRACT_VERSION, name, sharedDir: '/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: '/etc/slurm/slurm.conf', elasticLog: '/var/log/citc/elastic.log', provider: 'aws', driver: FAKE_EC2_SECTION})
+  const output = ['U\t0', `S\t${SS_CLOUD[2]}`, 'K\t2', 'F\td\t755\troot\troot\t4096\t\t/shared', ''].join('\0')
+
+  it("takes the shared directory and Slurm user from cluster.json, the homes from ldap.json; a cloud's shared filesystem is checked by its templates", async () => {
+    const node = new MemoryTransport({files: {'/etc/citc/cluster.json': contract('demo'), '/etc/citc/ldap.json': JSON.stringify({homeDir: '/shared/users'})}}).on((argv) => argv[0] === 'bash', {stdout: output})
+    const r = await checkSecurityVia(node, record, false)
+    const argv = node.commands().find((c) => c[0] === 'bash')!
+    expect(argv.slice(4)).toEqual(['/etc/citc', '/etc/slurm', '/etc/citc/secrets', '/etc/munge/munge.key', '/etc/slurm/slurmdbd.conf', '/shared', '/shared/etc/slurm/slurmdbd.conf', '/shared/users', '', '20000', '1048576'])
+    expect(r).toMatchObject({cluster: 'demo', provider: 'aws', ok: true, notes: [], scan: {entries: 1, cap: 20_000, capped: false, secretsCompared: 2}})
+    expect(r.checks.find((c) => c.name === 'exports')?.notes[0]).toMatch(/^the shared filesystem is EFS: its export options are set by Terraform/)
+  })
+
+  it('cluster.json of another cluster, or none: said, with what was assumed', async () => {
+    const other = new MemoryTransport({files: {'/etc/citc/cluster.json': contract('prod')}}).on((argv) => argv[0] === 'bash', {stdout: output})
+    expect((await checkSecurityVia(other, record, false)).notes[0]).toMatch(/describes cluster prod, not demo/)
+    const none = new MemoryTransport().on((argv) => argv[0] === 'bash', {stdout: output})
+    const r = await checkSecurityVia(none, record, false)
+    expect(r.notes[0]).toMatch(/assumed the shared filesystem at \/mnt\/shared and Slurm user slurm$/)
+    expect(none.commands().find((c) => c[0] === 'bash')?.[9]).toBe('/mnt/shared')
+  })
+
+  it('not run as root: a finding, with the sudo to run', async () => {
+    const node = new MemoryTransport({files: {'/etc/citc/cluster.json': contract('demo')}}).on((argv) => argv[0] === 'bash', {stdout: output.replace('U\t0', 'U\t1000')})
+    const r = await checkSecurityVia(node, record, false)
+    expect(r.checks[0]).toMatchObject({name: 'collector', ok: false, items: [{fix: 'sudo citc doctor --security -c demo'}]})
   })
 })
