@@ -10,7 +10,6 @@
 //   npx tsx bench/usage-command.ts --cluster NAME --yes-i-know-it-changes-the-cluster
 // After an interrupted run: the same flags plus --cleanup-only deletes the rows.
 import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
 
 import {sacctArgv} from '../src/lib/usage/sacct.js'
 import {check, CITC, managementNodeOf, median, run, seconds} from './child.js'
@@ -47,7 +46,8 @@ const slurmEnv = {...process.env, SLURM_CONF: contract.confPath}
 const setting = (text: string, key: string) => new RegExp(`^\\s*${key}\\s*=\\s*(\\S+)`, 'im').exec(text)?.[1]
 const clusterName = setting(readFileSync(contract.confPath, 'utf8'), 'ClusterName')?.toLowerCase()
 if (!clusterName) throw new Error(`${contract.confPath} has no ClusterName`)
-const dbdConf = readFileSync(join(contract.confPath, '..', 'slurmdbd.conf'), 'utf8')
+// slurmdbd.conf stays on the management node, never on the shared filesystem where slurm.conf is.
+const dbdConf = readFileSync('/etc/slurm/slurmdbd.conf', 'utf8')
 const database = setting(dbdConf, 'StorageLoc') ?? 'slurm_acct_db'
 const table = `\`${clusterName}_job_table\``
 const ident = /^[A-Za-z0-9_-]+$/

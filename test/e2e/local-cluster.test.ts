@@ -14,6 +14,7 @@ import {sh, until} from '../helpers/slurm-shell.js'
 import {portAccepts} from '../helpers/net.js'
 import {lockSystem} from '../helpers/system-lock.js'
 import {makeGpuStandin, STANDIN_DRIVER} from '../helpers/gpu-standin.js'
+import {clusterSecrets, fileTexts, filesUnder, findSecrets} from '../helpers/secrets.js'
 import {sleep} from '../../src/lib/proc.js'
 import {catalogueFor} from '../../src/lib/providers/catalogues.js'
 
@@ -25,6 +26,13 @@ const work = mkdtempSync(join(tmpdir(), 'citc-local-e2e-'))
 const LIMITS = join(work, 'limits.yaml')
 const env = {CITC_DATA_DIR: join(work, 'data')}
 const CLUSTER_JSON = '/etc/citc/cluster.json'
+const readlinkSafe = (p: string) => {
+  try {
+    return readlinkSync(p)
+  } catch {
+    return undefined
+  }
+}
 
 
 /** Seconds from a job's submission to its start, from Slurm's accounting (whole seconds). */
@@ -210,6 +218,42 @@ describe('a local cluster, end to end', () => {
     // Cold nodes start in ~3 s; the bound is generous for CI, and far below the 30-s pass it replaces.
     expect(queuedSeconds(jobId)).toBeLessThanOrEqual(10)
   }, 300_000)
+
+  it('least privilege: a job cannot read another user\'s home nor the database password, and the shared filesystem holds no secret', async () => {
+    const OTHER = 'bob'
+    const made = await citc(['add-user', OTHER, '--first-name', 'Bob', '--surname', 'Other', '--key', join(work, 'alice.pub'), '-c', NAME], {env})
+    expect(made.code, made.stderr).toBe(0)
+    try {
+      // Each read must be refused, on the node the job runs on and on the management machine (login node).
+      const reads = [`/mnt/shared/home/${OTHER}/.password`, `/mnt/shared/home/${OTHER}/.ssh/authorized_keys`, '/etc/slurm/slurmdbd.conf', '/etc/citc/secrets/slurmdbd-db-password', '/etc/munge/munge.key']
+      const script = reads.map((f) => `if cat ${f} >/dev/null 2>&1; then echo "READ ${f}"; else echo "REFUSED ${f}"; fi`).join('\n') + `\nls /mnt/shared/home/${OTHER} >/dev/null 2>&1 && echo "LISTED home" || echo "REFUSED listing"\n`
+      const out = `${HOME}/privilege-job.out`
+      const job = sh('sbatch', ['--wait', '-N1', '-o', out, '--wrap', script], {user: USER, timeoutMs: 120_000})
+      expect(job.status, job.stderr).toBe(0)
+      const onNode = readFileSync(out, 'utf8')
+      rmSync(out)
+      expect(onNode.trim().split('\n')).toEqual([...reads.map((f) => `REFUSED ${f}`), 'REFUSED listing'])
+      const onLogin = sh('bash', ['-c', script], {user: USER}).stdout
+      expect(onLogin.trim().split('\n')).toEqual([...reads.map((f) => `REFUSED ${f}`), 'REFUSED listing'])
+      // slurmdbd runs from this machine's own file; the shared filesystem has no copy, and no file citc or
+      // its playbooks wrote there holds any of the cluster's secrets (users' own ~/.password excepted: each
+      // is the user's, 0400 in a 0700 home).
+      expect(readlinkSafe('/etc/slurm/slurmdbd.conf')).toBeUndefined()
+      expect(existsSync('/mnt/shared/etc/slurm/slurmdbd.conf')).toBe(false)
+      const secrets = clusterSecrets({clusterDir: join(work, 'data', 'clusters', NAME)})
+      const sharedFiles = filesUnder('/mnt/shared', 16).filter((f) => !/^\/mnt\/shared\/home\/[^/]+\/\.password$/.test(f))
+      expect(sharedFiles.length).toBeGreaterThan(3)
+      expect(findSecrets(secrets, fileTexts(sharedFiles))).toEqual([])
+      // Root on a cloud node or a joined machine is squashed to nobody on the shared filesystem (the export
+      // options are checked in test/templates and joined-management.yml): what a node reads from it as
+      // root (slurm.conf, gres.conf) must still be readable as nobody.
+      const asNobody = spawnSync('runuser', ['-u', 'nobody', '--', 'cat', '/mnt/shared/etc/slurm/slurm.conf', '/mnt/shared/etc/slurm/gres.conf'], {encoding: 'utf8', timeout: 10_000})
+      expect(asNobody.stderr).toBe('')
+      expect(asNobody.stdout).toMatch(/^ClusterName=/m)
+    } finally {
+      await citc(['remove-user', OTHER, '--delete-home', '--force', '-c', NAME], {env})
+    }
+  }, 240_000)
 
   it('starts a job on nodes that are already up at once', () => {
     expect(nodeState('e2e-local-small-0001')).not.toMatch(/POWER/)

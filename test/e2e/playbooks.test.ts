@@ -19,6 +19,7 @@ import {
   readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -195,10 +196,13 @@ describe('the management and teardown playbooks on this machine', () => {
       return /^root\|/m.test(out)
     }, 60_000, 250)
     expect(out).toMatch(/^root\|\|Administrator$/m)
+    // The database password stays on this machine: a 0600 file of the Slurm user's, not on the shared filesystem.
     const conf = lstatSync('/etc/slurm/slurmdbd.conf')
-    expect(conf.isSymbolicLink()).toBe(true)
-    expect(readlinkSync('/etc/slurm/slurmdbd.conf')).toBe(`${SHARED}/etc/slurm/slurmdbd.conf`)
-    expect(statSync(`${SHARED}/etc/slurm/slurmdbd.conf`).mode & 0o777).toBe(0o600)
+    expect(conf.isFile()).toBe(true)
+    expect(conf.mode & 0o777).toBe(0o600)
+    expect(conf.uid).toBe(0) // slurm_user root for the local provider
+    expect(readFileSync('/etc/slurm/slurmdbd.conf', 'utf8')).toMatch(/^StoragePass=\S+$/m)
+    expect(existsSync(`${SHARED}/etc/slurm/slurmdbd.conf`)).toBe(false)
   })
 
   it('lays out the shared filesystem but leaves slurm.conf, and slurmctld, to citc finish', () => {
@@ -237,6 +241,22 @@ describe('the management and teardown playbooks on this machine', () => {
   it('changes nothing on a second run', async () => {
     const r = await play('management.yml', 'run2.log')
     expect(r.recap.localhost).toMatchObject({changed: 0, failed: 0, unreachable: 0})
+  }, 10 * 60_000)
+
+  it('moves the slurmdbd.conf of a cluster made before it left the shared filesystem, on the next run', async () => {
+    // How clusters were laid out before: the file on the shared filesystem, /etc/slurm linking to it.
+    const hadOriginal = existsSync('/etc/citc-slurm-slurmdbd.conf.orig')
+    execFileSync('mv', ['/etc/slurm/slurmdbd.conf', `${SHARED}/etc/slurm/slurmdbd.conf`])
+    symlinkSync(`${SHARED}/etc/slurm/slurmdbd.conf`, '/etc/slurm/slurmdbd.conf')
+    const r = await play('management.yml', 'run-move.log')
+    expect(r.recap.localhost).toMatchObject({failed: 0, unreachable: 0})
+    expect(lstatSync('/etc/slurm/slurmdbd.conf').isFile()).toBe(true)
+    expect(statSync('/etc/slurm/slurmdbd.conf').mode & 0o777).toBe(0o600)
+    expect(existsSync(`${SHARED}/etc/slurm/slurmdbd.conf`)).toBe(false)
+    // citc's own file is not taken for one that was there before citc (that would be moved aside).
+    expect(existsSync('/etc/citc-slurm-slurmdbd.conf.orig')).toBe(hadOriginal)
+    const again = await play('management.yml', 'run-move-2.log')
+    expect(again.recap.localhost).toMatchObject({changed: 0, failed: 0})
   }, 10 * 60_000)
 
   it('starts slurmctld on a re-run once citc finish has written slurm.conf', async () => {

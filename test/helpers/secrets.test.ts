@@ -34,7 +34,7 @@ beforeAll(() => {
   plant(join(root, 'etc/citc/ldap.json'), JSON.stringify({adminPasswordFile: '/etc/citc/secrets/ldap-admin-password'}), 0o644)
   plant(join(root, 'etc/citc/secrets/ldap-admin-password'), ldapPassword)
   plant(join(root, 'etc/citc/secrets/slurmdbd-db-password'), dbPassword)
-  plant(join(root, 'mnt/shared/etc/slurm/slurmdbd.conf'), `AuthType=auth/munge\nStoragePass=${dbPassword}\n`)
+  plant(join(root, 'etc/slurm/slurmdbd.conf'), `AuthType=auth/munge\nStoragePass=${dbPassword}\n`)
   sshKey(join(clusterDir, 'keys/admin_ed25519'))
   plant(join(root, 'mnt/shared/home/alice/.password'), 'alicePassword-0123456789\n', 0o400)
   sshKey(join(root, 'etc/citc/compute-host-keys/ssh_host_ed25519_key'))
@@ -70,7 +70,7 @@ describe('clusterSecrets', () => {
       plant(join(other, 'etc/munge/munge.key'), munge)
       plant(join(other, 'etc/citc/secrets/ldap-admin-password'), ldapPassword)
       plant(join(other, 'etc/citc/secrets/slurmdbd-db-password'), dbPassword)
-      plant(join(other, 'srv/shared/etc/slurm/slurmdbd.conf'), 'StoragePass=AnotherPassword123\n')
+      plant(join(other, 'etc/slurm/slurmdbd.conf'), 'StoragePass=AnotherPassword123\n')
       const secrets = clusterSecrets({clusterDir: join(other, 'none'), root: other, sharedDir: '/srv/shared'})
       expect(secrets.find((s) => s.name === 'slurmdbd StoragePass')?.value).toBe('AnotherPassword123')
     } finally {

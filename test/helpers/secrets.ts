@@ -7,7 +7,7 @@
 //   /etc/munge/munge.key                          the munge key (binary, role munge)
 //   /etc/citc/secrets/ldap-admin-password         the directory admin's password (ldap.json's adminPasswordFile)
 //   /etc/citc/secrets/slurmdbd-db-password        MariaDB's password for slurmdbd (= slurmdbd.conf's StoragePass)
-//   <shared>/etc/slurm/slurmdbd.conf              StoragePass= (the same value, read on its own in case they differ)
+//   /etc/slurm/slurmdbd.conf                      StoragePass= (the same value, read on its own in case they differ)
 //   <data dir>/clusters/<name>/keys/*             private keys citc generated (clouds: admin and host key)
 //   <data dir>/clusters/<name>/terraform/*.tfvars.json   the management node's host key (clouds)
 //   /etc/citc/compute-host-keys/ssh_host_*_key    compute nodes' shared host keys (clouds)
@@ -37,7 +37,7 @@ export interface ClusterSecretsOptions {
   clusterDir: string
   /** Prefix for the management node's system paths (a planted tree in tests); default "/". */
   root?: string
-  /** The cluster's shared directory (slurmdbd.conf is under <shared>/etc/slurm); default /mnt/shared. */
+  /** The cluster's shared directory (users' homes are under <shared>/home unless ldap.json says otherwise); default /mnt/shared. */
   sharedDir?: string
   /** The cluster's name, for its local images' directory (/var/lib/citc/images/NAME); default the clusterDir's base name. */
   cluster?: string
@@ -92,7 +92,8 @@ export function pemSecrets(name: string, where: string, text: string): Secret[] 
 }
 
 /** Files under dir (not following symlinks), at most maxDepth levels down. */
-function filesUnder(dir: string, maxDepth: number, budget = {left: 20_000}): string[] {
+/** Regular files under dir, at most maxDepth directories down; an error past 20,000 entries (never a silent stop). */
+export function filesUnder(dir: string, maxDepth: number, budget = {left: 20_000}): string[] {
   const out: string[] = []
   let entries: string[]
   try {
@@ -172,7 +173,7 @@ export function clusterSecrets(o: ClusterSecretsOptions): Secret[] {
   add(textSecret('LDAP admin password', ldapFile, readIf(ldapFile)?.toString('utf8') ?? ''))
   const dbFile = at('/etc/citc/secrets/slurmdbd-db-password')
   add(textSecret('accounting database password', dbFile, readIf(dbFile)?.toString('utf8') ?? ''))
-  const dbdConf = at(join(o.sharedDir ?? '/mnt/shared', 'etc/slurm/slurmdbd.conf'))
+  const dbdConf = at('/etc/slurm/slurmdbd.conf')
   const storagePass = /^\s*StoragePass\s*=\s*(.*)$/im.exec(readIf(dbdConf)?.toString('utf8') ?? '')?.[1]
   if (storagePass !== undefined && !out.some((s) => s.value === storagePass.trim())) add(textSecret('slurmdbd StoragePass', dbdConf, storagePass))
 

@@ -76,6 +76,27 @@ export interface Scope {
   var: Record<string, unknown>
   /** The module's raw locals (evaluated on demand). */
   locals: Record<string, unknown>
+  /** The variables of the for expressions being evaluated. */
+  iteration?: Record<string, unknown>
+  /** Values a test gives for resource attributes known only after apply, by reference text. */
+  known?: Record<string, unknown>
+}
+
+// IPv4 addresses as unsigned 32-bit numbers, for cidrhost() and cidrsubnet().
+function ipToNumber(ip: string): number {
+  const octets = ip.split('.').map(Number)
+  if (octets.length !== 4 || octets.some((o) => !Number.isInteger(o) || o < 0 || o > 255)) throw new Error(`not an IPv4 address: ${ip}`)
+  return octets.reduce((n, o) => n * 256 + o, 0)
+}
+
+const numberToIp = (n: number) => [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.')
+
+function parseCidr(cidr: string): {base: number; prefix: number} {
+  const [ip, bits] = cidr.split('/')
+  const prefix = Number(bits)
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 32) throw new Error(`not an IPv4 CIDR block: ${cidr}`)
+  const size = 2 ** (32 - prefix)
+  return {base: ipToNumber(ip) - (ipToNumber(ip) % size), prefix}
 }
 
 const FUNCTIONS: Record<string, (...args: any[]) => unknown> = {
@@ -91,6 +112,41 @@ const FUNCTIONS: Record<string, (...args: any[]) => unknown> = {
   endswith: (s: string, p: string) => s.endsWith(p),
   length: (v: unknown) => (typeof v === 'string' ? [...v].length : Array.isArray(v) ? v.length : Object.keys(v as object).length),
   merge: (...objects: Array<Record<string, unknown>>) => Object.assign({}, ...objects),
+  split: (sep: string, s: string) => s.split(sep),
+  element: (list: unknown[], i: number) => list[i % list.length],
+  tonumber: (v: unknown) => {
+    const n = Number(v)
+    if (Number.isNaN(n)) throw new Error(`tonumber(${JSON.stringify(v)}): not a number`)
+    return n
+  },
+  floor: (n: number) => Math.floor(n),
+  pow: (a: number, b: number) => a ** b,
+  range: (start: number, end: number) => Array.from({length: Math.max(0, end - start)}, (_, i) => start + i),
+  cidrhost: (cidr: string, host: number) => {
+    const {base, prefix} = parseCidr(cidr)
+    if (host < 0 || host >= 2 ** (32 - prefix)) throw new Error(`cidrhost(${cidr}, ${host}): no such host`)
+    return numberToIp(base + host)
+  },
+  cidrsubnet: (cidr: string, newbits: number, netnum: number) => {
+    const {base, prefix} = parseCidr(cidr)
+    const p = prefix + newbits
+    if (p > 32 || netnum < 0 || netnum >= 2 ** newbits) throw new Error(`cidrsubnet(${cidr}, ${newbits}, ${netnum}): out of range`)
+    return `${numberToIp(base + netnum * 2 ** (32 - p))}/${p}`
+  },
+}
+
+const BINARY: Record<string, (a: any, b: any) => unknown> = {
+  add: (a, b) => a + b,
+  subtract: (a, b) => a - b,
+  multiply: (a, b) => a * b,
+  divide: (a, b) => a / b,
+  modulo: (a, b) => a % b,
+  equal: (a, b) => a === b,
+  notEqual: (a, b) => a !== b,
+  lessThan: (a, b) => a < b,
+  lessThanOrEqual: (a, b) => a <= b,
+  greaterThan: (a, b) => a > b,
+  greaterThanOrEqual: (a, b) => a >= b,
 }
 
 async function evalNode(node: AstNode, scope: Scope): Promise<unknown> {
@@ -110,6 +166,8 @@ async function evalNode(node: AstNode, scope: Scope): Promise<unknown> {
     }
     case 'scopeTraversal': {
       const path = String(node.meta.value).split('.')
+      if (path.length === 1 && scope.iteration && path[0] in scope.iteration) return scope.iteration[path[0]]
+      if (scope.known && String(node.meta.value) in scope.known) return scope.known[String(node.meta.value)]
       if (path.length !== 2) throw new Error(`unsupported reference ${node.meta.value}`)
       const [root, name] = path
       if (root === 'var') {
@@ -127,6 +185,31 @@ async function evalNode(node: AstNode, scope: Scope): Promise<unknown> {
       if (!fn) throw new Error(`the test evaluator does not know ${node.meta.name}()`)
       const args = await Promise.all((node.children ?? []).map((c) => evalNode(c, scope)))
       return fn(...args)
+    }
+    case '': // parentheses: hcl2json gives them no type name
+      if (node.children?.length !== 1) throw new Error('the test evaluator met an unnamed node that is not parentheses')
+      return evalNode(node.children[0], scope)
+    case 'binaryOp': {
+      const op = BINARY[node.meta.operator as string]
+      if (!op) throw new Error(`the test evaluator does not handle the operator ${node.meta.operator}`)
+      const [a, b] = await Promise.all(node.children!.map((c) => evalNode(c, scope)))
+      return op(a, b)
+    }
+    case 'conditional': {
+      const [condition, yes, no] = node.children!
+      return (await evalNode(condition, scope)) ? evalNode(yes, scope) : evalNode(no, scope)
+    }
+    case 'for': {
+      // [for x in list : value] only: a key, a filter ("if") or an object result would be skipped here.
+      const {keyVar, valVar, groupedValue, conditionExpression, keyExpression} = node.meta as Record<string, unknown>
+      if (keyVar || groupedValue || conditionExpression || keyExpression || node.children!.length !== 2 || !String(node.meta.value).startsWith('[')) {
+        throw new Error(`the test evaluator handles only [for x in list : value], not ${node.meta.value}`)
+      }
+      const list = await evalNode(node.children![0], scope)
+      if (!Array.isArray(list)) throw new Error(`for over a non-list in ${node.meta.value}`)
+      const out: unknown[] = []
+      for (const item of list) out.push(await evalNode(node.children![1], {...scope, iteration: {...scope.iteration, [String(valVar)]: item}}))
+      return out
     }
     case 'object': {
       // Keys are not in the AST: parse the object's text as an attribute, then evaluate its members.

@@ -254,8 +254,12 @@ describe.each(CLOUD_PROVIDERS)('templates/terraform/%s', (provider) => {
       }
       const users = mod.resources.filter((r) => r.type !== 'oci_core_network_security_group_security_rule' && mentions(r.body, 'oci_core_network_security_group.ssh.'))
       expect(users.map((r) => r.address)).toEqual(['oci_core_instance.mgmt'])
-      // The export is for the VCN only.
-      expect(only(mod, 'oci_file_storage_export')[0].body.export_options[0].source).toBe('${var.vcn_cidr}')
+      // The export is for the VCN only: the management node's own address, then the VCN
+      // (security-rules.test.ts checks the squash of each).
+      expect(only(mod, 'oci_file_storage_export')[0].body.export_options.map((o: Record<string, unknown>) => o.source)).toEqual([
+        '${oci_core_instance.mgmt.private_ip}/32',
+        '${var.vcn_cidr}',
+      ])
     }
     expect(sshRules).toBe(1)
   })

@@ -60,7 +60,8 @@ resource "google_compute_instance" "mgmt" {
     ignore_changes = [boot_disk[0].initialize_params[0].image]
   }
 
-  # Filestore must exist before the playbook mounts /mnt/shared; the custom role before the node
-  # programs first run.
-  depends_on = [google_filestore_instance.shared, google_project_iam_member.node_programs]
+  # The custom role must exist before the node programs first run. (No depends_on Filestore: its
+  # export names this node's address, storage.tf, so it is made after the node; citc runs the
+  # playbook that mounts /mnt/shared only once the whole apply is done.)
+  depends_on = [google_project_iam_member.node_programs]
 }

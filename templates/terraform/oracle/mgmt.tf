@@ -60,6 +60,8 @@ resource "oci_core_instance" "mgmt" {
     }
   }
 
-  # The export must exist before the playbook mounts /mnt/shared.
-  depends_on = [oci_file_storage_export.shared]
+  # No depends_on the export: the export names this node's address (storage.tf), so it is made after
+  # the node; citc runs the playbook that mounts /mnt/shared only once the whole apply is done. The
+  # address is the one OCI gave the node at launch, not a fixed one: the primary VNIC's private_ip is
+  # a launch-time detail, and fixing it now would mean a new management node for existing clusters.
 }

@@ -1,5 +1,6 @@
 # The shared filesystem, mounted at /mnt/shared on every node: OCI File Storage, a mount target in
-# the cluster's subnet (reachable from inside the VCN only) and an export limited to the VCN.
+# the cluster's subnet (reachable from inside the VCN only) and an export limited to the VCN, root
+# squashed for all but the management node.
 
 resource "oci_file_storage_file_system" "shared" {
   compartment_id      = var.compartment_ocid
@@ -29,10 +30,24 @@ resource "oci_file_storage_export" "shared" {
   file_system_id = oci_file_storage_file_system.shared.id
   path           = "/shared"
 
+  # Root is squashed for every client but the management node: /mnt/shared holds every user's home
+  # and the cluster's shared configuration, and root on a compute node (or anyone who gets it there)
+  # must not read or write all of it. OCI applies to each NFS request the first of these options
+  # whose source matches the client's address, so the management node's own address comes first
+  # (root stays root: it creates the homes and the shared layout), then the rest of the VCN (root
+  # becomes nobody, 65534). A client matching neither does not see the export at all.
+  export_options {
+    source          = "${oci_core_instance.mgmt.private_ip}/32"
+    access          = "READ_WRITE"
+    identity_squash = "NONE"
+  }
+
   export_options {
     source          = var.vcn_cidr
     access          = "READ_WRITE"
-    identity_squash = "NONE"
+    identity_squash = "ROOT"
+    anonymous_uid   = 65534
+    anonymous_gid   = 65534
   }
 }
 
