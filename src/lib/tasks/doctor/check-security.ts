@@ -32,8 +32,6 @@ export interface SecurityReport {
   scan?: {entries: number; cap: number; capped: boolean; secretsCompared: number}
 }
 
-/** The clouds' own shared filesystems (templates/terraform/<provider>/storage.tf). */
-const CLOUD_SHARED_FS: Record<string, string> = {aws: 'EFS', google: 'Filestore', oracle: 'OCI File Storage'}
 const DEFAULT_SHARED = '/mnt/shared'
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]
@@ -59,7 +57,8 @@ async function layoutOn(t: Transport, root: string, o: SecurityOptions, record: 
   const at = (p: string) => (root === '' ? p : posix.join(root, p))
   const notes: string[] = []
   let sharedDir = DEFAULT_SHARED
-  let slurmUser = record.provider === 'local' ? 'root' : 'slurm'
+  // As the playbooks choose it (group_vars slurm_user): root where the management node is this machine.
+  let slurmUser = managedHere(record) ? 'root' : 'slurm'
   const contractFile = o.clusterJson ?? at(CLUSTER_JSON)
   try {
     const c = await readManagementContract(t, contractFile)
@@ -98,7 +97,7 @@ export async function checkSecurityVia(t: Transport, record: ClusterRecord, join
   const root = o.root ?? ''
   const {layout, slurmUser, notes} = await layoutOn(t, root, o, record)
   const created = record.origin === 'created' && isCloud(record.provider)
-  const ctx: SecurityContext = {cluster: record.name, provider: record.provider, local: managedHere(record), joined, slurmUser, layout, ...(created ? {cloudSharedFs: CLOUD_SHARED_FS[record.provider]} : {})}
+  const ctx: SecurityContext = {cluster: record.name, provider: record.provider, thisMachine: managedHere(record), joined, slurmUser, layout, ...(created ? {cloudSharedFs: true} : {})}
   const facts = await collectSecurityFacts(t, layout, {exportsRoot: root, ...(o.maxFiles ? {maxFiles: o.maxFiles} : {}), ...(signal ? {signal} : {})})
   const checks = securityChecks(facts, ctx)
   return {

@@ -42,14 +42,14 @@ export interface SecurityLayout {
 export interface SecurityContext {
   cluster: string
   provider: string
-  /** The management node is this machine (the local provider). */
-  local: boolean
+  /** The management node is this machine (the local provider: its own sockets face the user's network). */
+  thisMachine: boolean
   /** Machines joined with `citc node add` (they reach the node over the cluster network). */
   joined: boolean
   /** The user slurmdbd runs as, who owns slurmdbd.conf (root on local clusters, slurm on clouds). */
   slurmUser: string
-  /** A cloud's own shared filesystem (clusters citc created on a cloud): "EFS", "Filestore", … */
-  cloudSharedFs?: string
+  /** The shared filesystem is the cloud's own, made by Terraform (clusters citc created on a cloud). */
+  cloudSharedFs?: boolean
   layout: SecurityLayout
 }
 
@@ -123,12 +123,12 @@ function firewallFix(s: SocketFact, cidr: string | undefined): string {
  * exporters belong. A local cluster: anything off loopback is a finding, unless machines joined it
  * (then the cluster network is where they reach it).
  */
-export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsError' | 'addresses'>, ctx: Pick<SecurityContext, 'local' | 'joined'>): SecurityCheck {
+export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsError' | 'addresses'>, ctx: Pick<SecurityContext, 'thisMachine' | 'joined'>): SecurityCheck {
   if (facts.socketsError !== undefined) {
     return check('sockets', 'cannot list the listening sockets', [{ok: false, subject: 'ss', summary: facts.socketsError, fix: 'apt-get install iproute2'}])
   }
   const cidr = clusterCidr(facts.addresses)
-  const networkAllowed = !ctx.local || ctx.joined
+  const networkAllowed = !ctx.thisMachine || ctx.joined
   const items: SecurityItem[] = []
   const sorted = [...facts.sockets].sort((a, b) => a.proto.localeCompare(b.proto) || a.port - b.port || a.address.localeCompare(b.address))
   for (const s of sorted) {
@@ -153,7 +153,7 @@ export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsErro
   }
   const bad = items.filter((i) => !i.ok).length
   const summary = `${plural(items.length, 'listening socket')}${bad ? `, ${bad} reachable from further than ${networkAllowed ? 'the cluster network' : 'loopback'}` : ''}`
-  const notes = ctx.local ? [ctx.joined ? 'machines joined this cluster: the cluster network may reach it' : 'no machine joined this cluster: everything but SSH should listen on loopback'] : []
+  const notes = ctx.thisMachine ? [ctx.joined ? 'machines joined this cluster: the cluster network may reach it' : 'no machine joined this cluster: everything but SSH should listen on loopback'] : []
   return check('sockets', summary, items, notes)
 }
 
@@ -309,7 +309,7 @@ export function exportsCheck(facts: Pick<SecurityFacts, 'exports' | 'addresses' 
     return {ok: false, subject, summary: `no_root_squash: root on ${e.client} is root on ${e.path}`, fix: `sed -i '${e.line}s/\\bno_root_squash\\b/root_squash/' ${q(e.file)} && exportfs -ra`}
   })
   const notes = ctx.cloudSharedFs
-    ? [`the shared filesystem is ${ctx.cloudSharedFs}: its export options are set by Terraform (templates/terraform/${ctx.provider}/storage.tf) and checked there, not from this node`]
+    ? [`the shared filesystem is the cloud's own (EFS, Filestore or OCI File Storage): its export options are set by Terraform (templates/terraform/${ctx.provider}/storage.tf) and checked there, not from this node`]
     : []
   const bad = items.filter((i) => !i.ok).length
   const summary = entries.length === 0 ? 'no NFS exports on this node' : bad ? `${plural(bad, 'export')} let a node's root act as root` : `${plural(entries.length, 'export')}, each squashing root`

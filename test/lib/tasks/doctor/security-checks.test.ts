@@ -67,7 +67,7 @@ describe('sockets', () => {
   const facts = {sockets: sockets(SS_CLOUD), addresses: IP_ADDR.map((l) => /inet (\S+)/.exec(l)![1])}
 
   it('a cloud node: SSH and DHCP everywhere are expected, the cluster network is fine, anything else everywhere is a finding', () => {
-    const c = socketsCheck(facts, {local: false, joined: false})
+    const c = socketsCheck(facts, {thisMachine: false, joined: false})
     expect(c.ok).toBe(false)
     expect(failing(c)).toEqual(['tcp 0.0.0.0:389', 'tcp *:9100'])
     const slapd = c.items.find((i) => i.subject === 'tcp 0.0.0.0:389')!
@@ -81,7 +81,7 @@ describe('sockets', () => {
 
   it('the same daemons bound right: no finding', () => {
     const fixed = SS_CLOUD.map((l) => l.replace('0.0.0.0:389', '10.0.1.5:389').replace('*:9100', '10.0.1.5:9100'))
-    expect(socketsCheck({...facts, sockets: sockets(fixed)}, {local: false, joined: false}).ok).toBe(true)
+    expect(socketsCheck({...facts, sockets: sockets(fixed)}, {thisMachine: false, joined: false}).ok).toBe(true)
   })
 
   it('a local cluster: off loopback is a finding; with joined machines the cluster network is allowed, every interface still not', () => {
@@ -90,16 +90,16 @@ describe('sockets', () => {
       'tcp LISTEN 0 4096 10.0.1.5:6817 0.0.0.0:* users:(("slurmctld",pid=1010,fd=6))',
       'tcp LISTEN 0 2048 127.0.0.1:389 0.0.0.0:* users:(("slapd",pid=19084,fd=7))',
     ])
-    const alone = socketsCheck({...facts, sockets: local}, {local: true, joined: false})
+    const alone = socketsCheck({...facts, sockets: local}, {thisMachine: true, joined: false})
     expect(failing(alone)).toEqual(['tcp 10.0.1.5:6817', 'tcp 0.0.0.0:6819'])
     expect(alone.items.find((i) => i.subject === 'tcp 0.0.0.0:6819')?.fix).toBe('iptables -I INPUT -p tcp --dport 6819 ! -i lo -j DROP')
-    const joined = socketsCheck({...facts, sockets: local}, {local: true, joined: true})
+    const joined = socketsCheck({...facts, sockets: local}, {thisMachine: true, joined: true})
     expect(failing(joined)).toEqual(['tcp 0.0.0.0:6819'])
     expect(joined.items.find((i) => i.subject === 'tcp 0.0.0.0:6819')?.fix).toBe('iptables -I INPUT -p tcp --dport 6819 ! -i lo ! -s 10.0.1.0/24 -j DROP')
   })
 
   it('ss missing or failing is a finding of its own, not "no socket"', () => {
-    const c = socketsCheck({sockets: [], addresses: [], socketsError: 'ss is not installed'}, {local: false, joined: false})
+    const c = socketsCheck({sockets: [], addresses: [], socketsError: 'ss is not installed'}, {thisMachine: false, joined: false})
     expect(c.ok).toBe(false)
     expect(c.items[0].fix).toBe('apt-get install iproute2')
   })
@@ -239,9 +239,9 @@ describe('exports', () => {
   })
 
   it('a cloud cluster: no exports here, and where its export options are checked', () => {
-    const c = exportsCheck({...self, exports: []}, {provider: 'google', cloudSharedFs: 'Filestore'})
+    const c = exportsCheck({...self, exports: []}, {provider: 'google', cloudSharedFs: true})
     expect(c).toMatchObject({ok: true, summary: 'no NFS exports on this node'})
-    expect(c.notes).toEqual(['the shared filesystem is Filestore: its export options are set by Terraform (templates/terraform/google/storage.tf) and checked there, not from this node'])
+    expect(c.notes).toEqual(["the shared filesystem is the cloud's own (EFS, Filestore or OCI File Storage): its export options are set by Terraform (templates/terraform/google/storage.tf) and checked there, not from this node"])
   })
 })
 
@@ -307,7 +307,7 @@ describe('checkSecurityVia over a memory node', () => {
     const argv = node.commands().find((c) => c[0] === 'bash')!
     expect(argv.slice(4)).toEqual(['/etc/citc', '/etc/slurm', '/etc/citc/secrets', '/etc/munge/munge.key', '/etc/slurm/slurmdbd.conf', '/shared', '/shared/etc/slurm/slurmdbd.conf', '/shared/users', '', '20000', '1048576'])
     expect(r).toMatchObject({cluster: 'demo', provider: 'aws', ok: true, notes: [], scan: {entries: 1, cap: 20_000, capped: false, secretsCompared: 2}})
-    expect(r.checks.find((c) => c.name === 'exports')?.notes[0]).toMatch(/^the shared filesystem is EFS: its export options are set by Terraform/)
+    expect(r.checks.find((c) => c.name === 'exports')?.notes[0]).toMatch(/^the shared filesystem is the cloud's own .*templates\/terraform\/aws\/storage\.tf/)
   })
 
   it('cluster.json of another cluster, or none: said, with what was assumed', async () => {
