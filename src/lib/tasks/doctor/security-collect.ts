@@ -65,11 +65,12 @@ if [ -d "$secrets" ]; then
 fi
 printf 'K\t%s\0' "$k"
 
+# The scan follows a root that is a link (/etc/slurm to the shared copy), nothing below it (-H).
 roots=()
 for d in "$etc_citc" "$etc_slurm" "$shared"; do [ -d "$d" ] && roots+=("$d"); done
 : >"$T/scan"
 if [ @{#roots[@]} -gt 0 ]; then
-  find -P "@{roots[@]}" -xdev -path "$homes" -prune -o \( -type f -o -type d \) -printf "$fmt" 2>/dev/null | head -z -n $((max + 1)) >"$T/scan"
+  find -H "@{roots[@]}" -xdev -path "$homes" -prune -o \( -type f -o -type d \) -printf "$fmt" 2>/dev/null | head -z -n $((max + 1)) >"$T/scan"
 fi
 n=0
 : >"$T/cand"
