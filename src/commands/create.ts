@@ -3,7 +3,9 @@ import {Flags, type Interfaces} from '@oclif/core'
 import {BaseCommand} from '../lib/base-command.js'
 import type {CreateFlagSpec} from '../lib/providers/module.js'
 import {CLOUD_PROVIDER_NAMES, cloudModule, PROVIDER_MODULES, PROVIDER_NAMES} from '../lib/providers/registry.js'
+import {DEFAULT_SSH_CIDR} from '../lib/providers/cloud-inputs.js'
 import {DEFAULT_SSH_TIMEOUT_S, GPU_NODES, IMAGE_OS, type CreateRequest, type ProviderFlagValues} from '../lib/tasks/create/create-request.js'
+import {ADDRESS_ECHO_TIMEOUT_MS, ADDRESS_ECHO_URL} from '../lib/tasks/create/ssh-cidr.js'
 
 /**
  * The flags only some providers take, from their modules: one flag per name, its description each
@@ -45,9 +47,16 @@ NVIDIA GPUs (the driver loaded), the local shapes include GPU nodes: local.<type
 and local.<type>x<n> (all of a type's GPUs); --gpu-nodes (or the wizard) picks one node per GPU,
 one node with all of them, or none.
 
+SSH to a cloud management node is open to --ssh-cidr, one IPv4 range; the default, ${DEFAULT_SSH_CIDR}, is the
+whole internet, and create then warns once (on stderr; under --json in "warnings"). The wizard asks,
+proposing this machine's public address as /32, from an interface or else from
+${ADDRESS_ECHO_URL} (${ADDRESS_ECHO_TIMEOUT_MS / 1000} s at most): citc connects to the node from this machine,
+so the range must include it.
+
 On a terminal, a short wizard asks what no flag says (provider; the credentials found and which one
-is used; region and zone; management shape; name; node limits); --yes takes the defaults. Every
-answer can also come from --config FILE, a YAML file whose keys are these flags' names without "--".
+is used; region and zone; management shape; who may reach SSH; name; node limits); --yes takes the
+defaults. Every answer can also come from --config FILE, a YAML file whose keys are these flags'
+names without "--".
 Re-running create converges (changes nothing that is right); --resume continues after a failure or
 Ctrl-C, skipping the steps done.`
 
@@ -56,6 +65,7 @@ Ctrl-C, skipping the steps done.`
     {description: 'On a workstation with NVIDIA GPUs: one node with all of a type\'s GPUs, plus 4 small CPU nodes', command: '<%= config.bin %> create --provider local --gpu-nodes all --yes'},
     {description: 'Named, with your own limits and a 2-minute idle time', command: '<%= config.bin %> create --name lab --limits limits.yaml --suspend-time 120 --yes'},
     {description: 'Look at what Terraform would build on AWS, creating nothing', command: '<%= config.bin %> create --provider aws --profile research --region eu-west-2 --name lab --plan-only'},
+    {description: 'SSH to the management node only from one address (this machine\'s: citc connects from here)', command: '<%= config.bin %> create --provider aws --name lab --ssh-cidr 203.0.113.7/32 --yes'},
     {description: 'A Google Cloud cluster with node limits', command: '<%= config.bin %> create --provider google --project my-project --region europe-west2 --zone europe-west2-b --name lab --limits limits.yaml --yes'},
     {description: 'An Oracle Cloud cluster from a profile of ~/.oci/config', command: '<%= config.bin %> create --provider oracle --profile DEFAULT --compartment ocid1.compartment.oc1..aaa --zone 2 --name lab --yes'},
     {description: 'Every answer from a file', command: '<%= config.bin %> create --config cluster.yaml --yes'},
@@ -74,7 +84,9 @@ Ctrl-C, skipping the steps done.`
       description: `shape of the management node (${CLOUD_PROVIDER_NAMES.map((p) => `${p} ${cloudModule(p).cloud.defaults.mgmtShape}`).join(', ')})`,
     }),
     'image-os': Flags.option({options: IMAGE_OS, description: 'management node OS (default ubuntu-24.04; debian-12 on aws only)'} as const)(),
-    'ssh-cidr': Flags.string({description: 'addresses allowed to reach SSH on the management node (default 0.0.0.0/0)'}),
+    'ssh-cidr': Flags.string({
+      description: `clouds: the one IPv4 range allowed to reach SSH on the management node, e.g. 203.0.113.7/32 (default ${DEFAULT_SSH_CIDR}, with a warning; the wizard proposes this machine's public address)`,
+    }),
     'plan-only': Flags.boolean({default: false, description: 'clouds: render, terraform init and plan, show the plan, and stop: nothing is created in the cloud (the cluster is registered, so --resume can apply that plan, or destroy forget it)'}),
     'ssh-timeout': Flags.integer({min: 1, description: `clouds: seconds to wait for SSH on the new management node (default ${DEFAULT_SSH_TIMEOUT_S})`}),
     'suspend-time': Flags.integer({min: 10, description: 'seconds an idle node runs before it is powered down (default 60 local, 600 clouds)'}),
@@ -116,6 +128,7 @@ Ctrl-C, skipping the steps done.`
       planOnly: flags['plan-only'],
       standIn: standIn?.managementNode ?? {},
       ...(standIn?.driver?.gpuRoot ? {gpuRoot: standIn.driver.gpuRoot} : {}),
+      ...(standIn?.addressEcho ? {addressEcho: standIn.addressEcho} : {}),
     }
     const plan = await resolveCreate(io, request, {dataDir: this.config.dataDir, packageRoot: this.config.root})
     const {runCreate} = await import('../lib/tasks/create/run-create.js')

@@ -5,6 +5,8 @@
 // It is a JSON file (a StandIn), given in one of these ways:
 //   `citc create … --stand-in FILE`             (hidden flag) managementNode: an sshd on loopback
 //                                                 stands in for the machine Terraform made;
+//                                                 addressEcho: the URL the wizard's SSH question asks
+//                                                 for this machine's public address;
 //   `citc rebuild-image … --stand-in FILE`      (hidden flag) managementNode.imageRoot only: where that
 //                                                 node keeps images.json and the build files;
 //   `citc node resume|suspend|fail HOSTLIST --stand-in FILE`
@@ -64,6 +66,11 @@ export interface DriverStandIn {
 
 export interface StandIn {
   managementNode?: ManagementNodeStandIn
+  /**
+   * create's wizard: the HTTP echo asked for this machine's public address (tasks/create/ssh-cidr.ts)
+   * instead of https://checkip.amazonaws.com/ — a test's own (a data: URL needs no server), never the internet.
+   */
+  addressEcho?: string
   /** The node programs' cluster.json instead of /etc/citc/cluster.json. */
   clusterJson?: string
   driver?: DriverStandIn
@@ -98,6 +105,7 @@ const fileSchema = z
       .object({sshPort: z.number().int().min(1).max(65535).optional(), citcPrefix: z.string().min(1).optional(), playbook: z.string().min(1).optional(), imageRoot: z.string().min(1).optional()})
       .strict()
       .optional(),
+    addressEcho: z.string().url().optional(),
     clusterJson: z.string().min(1).optional(),
     driver: driverSchema.optional(),
     securityRoot: z.string().min(1).optional(),

@@ -43,21 +43,26 @@ describe('citc create on a terminal', () => {
     expect(existsSync(join(data, 'clusters', 'wizard-test'))).toBe(false)
   }, 120_000)
 
-  it('aws: asks provider, credentials (saying which are found), region, zone, shape, name and limits, plans, and "no" applies nothing', () => {
+  it('aws: asks provider, credentials (saying which are found), region, zone, shape, who may reach SSH, name and limits, plans, and "no" applies nothing', () => {
     // Two AWS profiles in the user's files; the terraform TEST DOUBLE plans (nothing reaches a cloud).
     const home = join(data, 'home')
     mkdirSync(join(home, '.aws'), {recursive: true})
     writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = x\n\n[research]\naws_access_key_id = AKIARESEARCH\naws_secret_access_key = y\n')
     writeFileSync(join(home, '.aws', 'config'), '[default]\nregion = eu-west-2\n\n[profile research]\nregion = us-east-1\n')
     const tfLog = join(data, 'tf.log')
+    // The SSH question's echo is the stand-in's (never the internet); an interface of this machine
+    // with a public address would be proposed first: either way a /32 is proposed.
+    const standIn = join(data, 'stand-in.json')
+    writeFileSync(standIn, JSON.stringify({addressEcho: 'data:text/plain,81.2.69.7'}))
     const {code, output} = runOnPty(
-      [process.execPath, join(ROOT, 'bin', 'run.js'), 'create'],
+      [process.execPath, join(ROOT, 'bin', 'run.js'), 'create', '--stand-in', standIn],
       [
         {expect: 'Where should the cluster run', send: '\x1b[B\r'}, // local → aws
         {expect: 'Which Amazon Web Services credentials should citc \\(Terraform\\) use', send: '\x1b[B\r'}, // default → research
         {expect: 'Region', send: '\r'}, // the research profile's region
         {expect: 'Zone', send: '\r'},
         {expect: 'Shape of the management node', send: '\r'},
+        {expect: 'Addresses that may reach SSH on the management node', send: '\r'}, // the proposed /32
         {expect: 'Cluster name', send: '\x15cloud-wizard\r'},
         {expect: 'Node limits file', send: '\r'},
         {expect: 'Apply this plan in aws', send: 'n\r'},
@@ -86,6 +91,8 @@ describe('citc create on a terminal', () => {
     const yaml = readFileSync(join(data, 'clusters', 'cloud-wizard', 'cluster.yaml'), 'utf8')
     expect(yaml).toMatch(/region: us-east-1/)
     expect(yaml).toMatch(/profile: research/)
+    expect(yaml).toMatch(/sshCidr: \d+\.\d+\.\d+\.\d+\/32/)
+    expect(output).not.toMatch(/open to the whole internet/)
     expect(readFileSync(tfLog, 'utf8')).not.toMatch(/^apply/m)
   }, 120_000)
 })

@@ -27,9 +27,15 @@ export interface CommonCloudInputs {
   sshHostKeyPublic: string
   /** Default ubuntu-24.04; debian-12 on AWS only. */
   imageOs?: ImageOs
-  /** Who may reach SSH on the management node. Default 0.0.0.0/0. */
+  /** Who may reach SSH on the management node. Default DEFAULT_SSH_CIDR (create warns about it). */
   sshCidr?: string
 }
+
+/**
+ * Who may reach SSH on a cloud management node when no --ssh-cidr is given: the whole internet, as
+ * before the wizard asked. `citc create` says so out loud (tasks/create/ssh-cidr.ts sshExposureWarning).
+ */
+export const DEFAULT_SSH_CIDR = '0.0.0.0/0'
 
 /** Where a set of cloud credentials was found on this machine. */
 export interface CredentialSource {
@@ -123,7 +129,7 @@ export function commonTfvars(inputs: CommonCloudInputs, defaults: ProviderDefaul
     ssh_host_key: inputs.sshHostKey.endsWith('\n') ? inputs.sshHostKey : `${inputs.sshHostKey}\n`,
     ssh_host_key_public: inputs.sshHostKeyPublic.trim(),
     image_os: inputs.imageOs ?? 'ubuntu-24.04',
-    ssh_cidr: inputs.sshCidr ?? '0.0.0.0/0',
+    ssh_cidr: inputs.sshCidr ?? DEFAULT_SSH_CIDR,
   }
 }
 

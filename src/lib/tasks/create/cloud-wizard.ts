@@ -1,7 +1,8 @@
 // What `citc create --provider aws|google|oracle` needs for a new cluster, from flags, a cluster
 // config file (--config) or — on a terminal — a wizard, asking in this order: provider (askProvider in
 // resolve-create.ts); the credentials found (saying which one will be used); region and zone;
-// management shape; cluster name; node limits (optional).
+// management shape; who may reach SSH on it (ssh-cidr.ts proposes this machine's public address);
+// cluster name; node limits (optional).
 // Every question has a flag; a value in the config file counts as given; without a terminal nothing
 // is asked: a default is taken where there is one, else the missing value is an error naming its flag.
 import {readCreateLimits} from '../finish/limits-file.js'
@@ -18,6 +19,7 @@ import {cloudModule, type CloudProvider} from '../../providers/registry.js'
 import {configPath, configValue, type LoadedConfig} from './config-file.js'
 import {givenFlag, IMAGE_OS, type CreateSettings} from './create-request.js'
 import {clusterName} from './cluster-name.js'
+import {askSshCidr, excludesThisMachine, learnPublicAddress, NO_ADDRESS_SOURCES, type AddressSources} from './ssh-cidr.js'
 
 export interface ResolvedCloudCreate {
   provider: CloudProvider
@@ -46,7 +48,8 @@ export function discoveryContext(): DiscoveryContext {
 
 /**
  * Resolve every answer for a new cloud cluster. `config` (from --config) fills what `given` (the
- * flags) does not say.
+ * flags) does not say. `addresses`: where the SSH question learns this machine's public address
+ * (read only when it is asked; by default nowhere: the command passes this machine's).
  */
 export async function resolveCloudCreate(
   io: Io,
@@ -55,6 +58,7 @@ export async function resolveCloudCreate(
   dataDir: string,
   config?: LoadedConfig,
   ctx: DiscoveryContext = discoveryContext(),
+  addresses: AddressSources = NO_ADDRESS_SOURCES,
 ): Promise<ResolvedCloudCreate> {
   const ask = io.interactive && !io.yes
   const prompts = promptsOf(io)
@@ -131,7 +135,14 @@ export async function resolveCloudCreate(
     if (!os) throw new InvalidInputError([{where: configWhere['image-os'] ?? '--image-os', message: 'must be ubuntu-24.04 or debian-12'}])
     cloud.imageOs = os
   }
-  const sshCidr = value('ssh-cidr')
+  let sshCidr = value('ssh-cidr')
+  if (sshCidr === undefined && ask) {
+    const learned = await learnPublicAddress(addresses)
+    sshCidr = await askSshCidr(prompts, learned)
+    const outside = excludesThisMachine(sshCidr, learned)
+    if (outside) io.note(`note: ${outside}.`)
+  }
+  // Not given and not asked: left out of cluster.yaml, and Terraform gets DEFAULT_SSH_CIDR (create warns).
   if (sshCidr !== undefined) cloud.sshCidr = sshCidr
 
   // 4. The cluster's name.

@@ -48,6 +48,7 @@ import {createImageSteps} from '../rebuild-image/image-steps.js'
 import {cloudImageContext} from './cloud-image-steps.js'
 import {applyLimits} from './management-steps.js'
 import {checkExisting, registerNew, updateExisting} from './register-cloud-cluster.js'
+import {sshExposureWarning} from './ssh-cidr.js'
 
 export interface CreateCloudOptions {
   name: string
@@ -88,6 +89,10 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
   // directory, where the lock lives, does not exist before).
   if (exists) checkExisting(opts, registry)
   else registerNew(io, opts.resolved!, {suspendTime: opts.suspendTime, monitoring: opts.monitoring}, registry)
+  // Said once per run, before the plan is confirmed, when a new cluster's SSH is open to everyone (its
+  // range is fixed once made: a re-run or --resume cannot change it, so it is not repeated there).
+  const warnings = exists ? [] : [sshExposureWarning(opts.resolved!.cloud.sshCidr)].filter((w) => w !== undefined)
+  for (const w of warnings) io.note(`warning: ${w}`)
 
   const paths = registry.paths(name)
   const resumeHint = `citc create --name ${name} --resume continues where it stopped`
@@ -125,7 +130,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
         limits: () => (existsSync(limitsPath) ? {file: limits?.file ?? limitsPath, text: readFileSync(limitsPath, 'utf8')} : undefined),
       }
       await wf.steps(PLAN_STEPS, ctx)
-      if (opts.planOnly) return planOnlyResult(io, ctx)
+      if (opts.planOnly) return planOnlyResult(io, ctx, warnings)
       // The confirmation is not a failed step: a refusal keeps its own message (no --resume hint).
       if (!ctx.doneEarlier('apply') && ctx.plan) {
         for (const l of planLines(ctx.plan)) io.note(l)
@@ -136,7 +141,7 @@ export async function createCloud(io: Io, opts: CreateCloudOptions, dataDir: str
       // The first compute-node image (or a new one when what goes into it changed): new nodes boot it.
       const imageCtx = await wf.guard(() => cloudImageContext(wf, ctx))
       await wf.steps(createImageSteps(), imageCtx)
-      return readyResult(io, ctx, existsSync(limitsPath), imageCtx.built?.name)
+      return readyResult(io, ctx, existsSync(limitsPath), imageCtx.built?.name, warnings)
     },
   )
 }
@@ -149,7 +154,7 @@ function planLines(plan: PlanSummary): string[] {
 }
 
 /** --plan-only: the plan shown, nothing created; --resume --yes applies it. */
-function planOnlyResult(io: Io, ctx: CloudCreateContext) {
+function planOnlyResult(io: Io, ctx: CloudCreateContext, warnings: string[]) {
   for (const l of ctx.plan ? planLines(ctx.plan) : []) io.log(l)
   io.log(`Nothing was created. Apply it with: citc create --name ${ctx.name} --resume --yes`)
   return {
@@ -160,11 +165,13 @@ function planOnlyResult(io: Io, ctx: CloudCreateContext) {
     plan: ctx.plan ?? null,
     terraform: {binary: ctx.tool.binary, version: ctx.tool.version},
     hostKeyFingerprint: ctx.record().mgmt.hostKeyFingerprint,
+    // What stderr said as "warning: …" (under --json, the notes are not shown).
+    warnings,
   }
 }
 
 /** The cluster marked ready, and how to reach and use it. */
-function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image: string | undefined) {
+function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image: string | undefined, warnings: string[]) {
   const {name} = ctx
   const r = ctx.update((x) => {
     x.phase = 'ready'
@@ -196,5 +203,6 @@ function readyResult(io: Io, ctx: CloudCreateContext, hasLimits: boolean, image:
     image,
     logs: {terraform: ctx.logFile('terraform'), ansible: ctx.ansibleLog},
     steps: ctx.journal.steps().map((s) => s.step),
+    warnings,
   }
 }

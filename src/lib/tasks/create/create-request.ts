@@ -54,6 +54,8 @@ export interface CreateRequest extends CreateSettings {
   planOnly: boolean
   /** Clouds: a stand-in management node (the tests' sshd on loopback), from create's hidden --stand-in file. */
   standIn: ManagementNodeStandIn
+  /** Clouds: the wizard's address echo (the --stand-in file's addressEcho) instead of ADDRESS_ECHO_URL. */
+  addressEcho?: string
   /** Local: stand-in GPUs (the --stand-in file's driver.gpuRoot) instead of this machine's; undefined: '/'. */
   gpuRoot?: string
 }

@@ -19,6 +19,7 @@ import {loadClusterConfig, withConfig, type LoadedConfig} from './config-file.js
 import type {CreateLocalInput} from './create-local.js'
 import {DEFAULT_SSH_TIMEOUT_S, givenFlag, type CreateRequest} from './create-request.js'
 import {resolveLocalCreate} from './local-wizard.js'
+import {systemAddressSources, type AddressSources} from './ssh-cidr.js'
 import {unusableFlags} from './unusable-flags.js'
 import {readCreateLimits} from '../finish/limits-file.js'
 
@@ -34,6 +35,8 @@ export interface CreateContext {
   packageRoot: string
   /** Where a new cloud cluster's credentials are looked for (default: this process's environment and home). */
   discovery?: DiscoveryContext
+  /** Where the wizard's SSH question learns this machine's public address (default: its interfaces, then ADDRESS_ECHO_URL). */
+  addresses?: AddressSources
 }
 
 /** Where the cluster runs: the first question of the wizard (the registry's first provider, local, without a terminal). */
@@ -112,7 +115,7 @@ export async function resolveCreate(io: Io, request: CreateRequest, context: Cre
     const limits = given.limitsFile ? {file: given.limitsFile, text: readCreateLimits(given.limitsFile, '--limits')} : undefined
     return {workflow: 'cloud-vm', provider, cloud: {...common, name: existing.name, limits}}
   }
-  const resolved = await resolveCloudCreate(io, provider, {...request, name}, context.dataDir, config, context.discovery ?? discoveryContext())
+  const resolved = await resolveCloudCreate(io, provider, {...request, name}, context.dataDir, config, context.discovery ?? discoveryContext(), context.addresses ?? systemAddressSources(request.addressEcho))
   return {workflow: 'cloud-vm', provider, cloud: {...common, name: resolved.name, resolved}}
 }
 
