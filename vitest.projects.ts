@@ -18,6 +18,8 @@ export const INTEGRATION = [
   // The built CLI (needs `npm run build`): exit codes, --json documents, help, the manifest.
   'test/cli/cluster-registry.test.ts',
   'test/cli/doctor-monitoring.test.ts',
+  // The security collector for real, as root, on a planted management node tree (the stand-in's securityRoot).
+  'test/cli/doctor-security.test.ts',
   'test/cli/errors.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
@@ -56,6 +58,8 @@ export const INTEGRATION = [
   'test/playbooks/compute-exporter.test.ts',
   // nftables in a network namespace of the test's own (root).
   'test/playbooks/metadata-guard.test.ts',
+  // nftables in network namespaces of the test's own, loaded by ansible-playbook there (root).
+  'test/playbooks/local-guard.test.ts',
   'test/playbooks/group-vars.test.ts',
   'test/playbooks/management-contract.test.ts',
   'test/playbooks/node-playbooks.test.ts',

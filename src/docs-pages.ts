@@ -8,7 +8,7 @@ export const DOCS_PAGES: Readonly<Record<string, readonly string[]>> = {
   'add-user': ['docs/accounts.md'],
   create: ['docs/state-and-logs.md', 'docs/cloud-status.md', 'docs/gpus.md'],
   destroy: ['docs/state-and-logs.md'],
-  doctor: ['docs/node-versions.md'],
+  doctor: ['docs/node-versions.md', 'docs/doctor-security.md'],
   finish: ['docs/finish.md', 'docs/limits.md', 'docs/gpus.md'],
   'metrics:collect': ['docs/metrics.md'],
   monitor: ['docs/monitoring.md'],

@@ -1,11 +1,12 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../lib/base-command.js'
-import {EXIT_CODES} from '../lib/errors.js'
+import {EXIT_CODES, usageError} from '../lib/errors.js'
+import {MAX_FILES} from '../lib/tasks/doctor/security-collect.js'
 import {PROVIDER_NAMES} from '../lib/providers/registry.js'
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
-  static summary = 'Check the tools citc needs (and their versions) and the cloud credentials it finds; with -c, a cluster’s monitoring'
+  static summary = 'Check the tools citc needs (and their versions) and the cloud credentials it finds; with -c, a cluster’s monitoring; with --security, what on its management node others can read or reach'
   static description = `Node.js >= 20; Terraform >= 1.5 or OpenTofu and npm for clouds; ansible-playbook for local; ssh and
 ssh-keygen; the clouds' CLIs destroy's sweep uses (aws, gcloud, oci); and, per cloud, the credentials
 found in the environment and the usual files, and the one citc would use. Without a cluster nothing goes
@@ -16,17 +17,34 @@ cluster, else over SSH to its management node): the collector is fresh (citc.pro
 within 3 collection intervals, and slurmctld answered it), Prometheus answers, and each of its targets
 that is down with its last error. A cluster made with --no-monitoring has none, which is no failure.
 
-Exits ${EXIT_CODES.remote} when a required tool is missing or the monitoring needs attention (the report says what to do).`
+With --security -c NAME (instead of the checks above), the cluster's management node, as root there:
+the listening sockets and who can reach them (loopback, the cluster network, every interface); files
+under /etc/citc, /etc/slurm and the shared filesystem that others can read and that are secret, by
+name or because they hold one of the cluster's passwords (compared on the node, never shown); the
+secret files' modes and owners (/etc/citc/secrets, munge.key, slurmdbd.conf — not on the shared
+filesystem); homes others can read or write; NFS exports that do not squash root. Each finding comes
+with the command that fixes it. The scan is bounded (homes not entered, files over 1 MiB not read, at
+most ${MAX_FILES} entries; the report says when it stopped there).
 
-  static examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --provider aws', '<%= config.bin %> doctor -c demo', '<%= config.bin %> doctor --json']
+Exits ${EXIT_CODES.remote} when a required tool is missing, the monitoring needs attention, or (--security) any finding (the report says what to do).`
+
+  static examples = [
+    '<%= config.bin %> doctor',
+    '<%= config.bin %> doctor --provider aws',
+    '<%= config.bin %> doctor -c demo',
+    '<%= config.bin %> doctor --json',
+    {description: 'What on demo’s management node others can read or reach, with the fixes', command: '<%= config.bin %> doctor --security -c demo'},
+  ]
 
   static flags = {
+    security: Flags.boolean({default: false, description: 'check the cluster’s management node instead: sockets, secret files, homes, exports (needs -c NAME or CITC_CLUSTER)'}),
     provider: Flags.option({char: 'p', options: PROVIDER_NAMES, multiple: true, description: 'check only what these providers need (default: all)'} as const)(),
     // Tests only: another cluster.json than /etc/citc/cluster.json for a local cluster. docs/stand-ins.md, src/lib/stand-in.ts.
-    'stand-in': Flags.string({hidden: true, description: 'a stand-in file (tests): its clusterJson instead of /etc/citc/cluster.json'}),
+    'stand-in': Flags.string({hidden: true, description: 'a stand-in file (tests): its clusterJson instead of /etc/citc/cluster.json; with --security, its securityRoot instead of /'}),
   }
 
   async run() {
+    if (this.flags.security) return this.security()
     const {ALL_SCOPES, doctor, doctorLines, withMonitoring} = await import('../lib/tasks/doctor/check-machine.js')
     let report = await doctor(this.flags.provider ?? ALL_SCOPES)
     if (this.flags.cluster) {
@@ -41,6 +59,24 @@ Exits ${EXIT_CODES.remote} when a required tool is missing or the monitoring nee
     }
     if (this.jsonEnabled()) this.logJson(report)
     else for (const l of doctorLines(report)) this.log(l)
+    this.exit(EXIT_CODES.remote)
+  }
+
+  private async security() {
+    if (!this.flags.cluster) throw usageError('--security checks one cluster’s management node: say which', 'pass -c NAME (or set CITC_CLUSTER), e.g. citc doctor --security -c demo')
+    const {checkSecurity, securityLines} = await import('../lib/tasks/doctor/check-security.js')
+    const {readStandInFile} = await import('../lib/stand-in.js')
+    const standIn = this.flags['stand-in'] ? readStandInFile(this.flags['stand-in']) : undefined
+    const report = await checkSecurity(this.config.dataDir, this.flags.cluster, {
+      ...(standIn?.securityRoot ? {root: standIn.securityRoot} : {}),
+      ...(standIn?.clusterJson ? {clusterJson: standIn.clusterJson} : {}),
+    })
+    if (report.ok) {
+      for (const l of securityLines(report)) this.log(l)
+      return report
+    }
+    if (this.jsonEnabled()) this.logJson(report)
+    else for (const l of securityLines(report)) this.log(l)
     this.exit(EXIT_CODES.remote)
   }
 }

@@ -14,6 +14,8 @@
 //                                                 /etc/citc/cluster.json; driver: see below;
 //   `citc metrics collect … --stand-in FILE`    (hidden flag) clusterJson only: the collector's cluster.json;
 //   `citc doctor -c NAME --stand-in FILE`        (hidden flag) clusterJson: the monitoring checks' cluster.json;
+//   `citc doctor --security -c NAME --stand-in FILE` (hidden flag) securityRoot: the management node's
+//                                                 files the security checks examine, under a directory;
 // and cluster.json itself may hold `"standIn": {"driver": {…}}`: node programs that slurmctld starts
 // (with no flag, and an environment of its own) on a stand-in management node find the doubles there.
 // A flag's driver part wins over cluster.json's, field by field.
@@ -72,6 +74,12 @@ export interface StandIn {
   /** The node programs' cluster.json instead of /etc/citc/cluster.json. */
   clusterJson?: string
   driver?: DriverStandIn
+  /**
+   * `citc doctor --security`: the files it examines on the management node (/etc/citc, /etc/slurm,
+   * /etc/munge/munge.key, /etc/exports*, the shared filesystem and its homes) under this directory
+   * instead of / — a planted tree on a machine whose own must not be touched. Sockets stay this machine's.
+   */
+  securityRoot?: string
 }
 
 const absolute = () => z.string().startsWith('/', 'must be an absolute path')
@@ -100,6 +108,7 @@ const fileSchema = z
     addressEcho: z.string().url().optional(),
     clusterJson: z.string().min(1).optional(),
     driver: driverSchema.optional(),
+    securityRoot: z.string().min(1).optional(),
   })
   .strict() satisfies z.ZodType<StandIn>
 
@@ -119,6 +128,7 @@ export function parseStandIn(text: string, file: string): StandIn {
     ...s,
     ...(s.managementNode ? {managementNode: {...s.managementNode, playbook: here(s.managementNode.playbook), imageRoot: here(s.managementNode.imageRoot)}} : {}),
     ...(s.clusterJson ? {clusterJson: here(s.clusterJson)} : {}),
+    ...(s.securityRoot ? {securityRoot: here(s.securityRoot)} : {}),
   }
 }
 

@@ -17,11 +17,12 @@ afterAll(() => rmSync(work, {recursive: true, force: true}))
 describe('a stand-in file', () => {
   it('resolves its paths against its own directory', () => {
     const file = join(work, 'stand-in.json')
-    writeFileSync(file, JSON.stringify({managementNode: {sshPort: 2222, playbook: 'pb.yml', imageRoot: '/abs'}, clusterJson: 'cluster.json', driver: {endpoints: {api: 'http://127.0.0.1:1/'}, concurrency: 2}}))
+    writeFileSync(file, JSON.stringify({managementNode: {sshPort: 2222, playbook: 'pb.yml', imageRoot: '/abs'}, clusterJson: 'cluster.json', driver: {endpoints: {api: 'http://127.0.0.1:1/'}, concurrency: 2}, securityRoot: 'node'}))
     expect(readStandInFile(file)).toEqual({
       managementNode: {sshPort: 2222, playbook: join(work, 'pb.yml'), imageRoot: '/abs'},
       clusterJson: join(work, 'cluster.json'),
       driver: {endpoints: {api: 'http://127.0.0.1:1/'}, concurrency: 2},
+      securityRoot: join(work, 'node'),
     })
   })
 
