@@ -114,9 +114,9 @@ loginShell: /bin/bash
     expect(days(ca.cert)).toBeGreaterThan(3640)
     expect(days(join(tls, 'slapd.crt'))).toBeGreaterThan(360)
     expect(days(join(tls, 'slapd.crt'))).toBeLessThan(370)
-    // The key: slapd's group only.
-    expect(mode(join(tls, 'slapd.key'))).toBe('640')
-    expect(statSync(join(tls, 'slapd.key')).gid).toBe(Number(execFileSync('getent', ['group', 'openldap'], {encoding: 'utf8'}).split(':')[2]))
+    // The key: slapd's user only.
+    expect(mode(join(tls, 'slapd.key'))).toBe('600')
+    expect(statSync(join(tls, 'slapd.key')).uid).toBe(Number(execFileSync('id', ['-u', 'openldap'], {encoding: 'utf8'}).trim()))
     expect(x509(join(tls, 'slapd.crt'), '-text')).toContain(`IP Address:${net!.hostAddr}`)
     expect(execFileSync('openssl', ['verify', '-CAfile', ca.cert, join(tls, 'slapd.crt')], {encoding: 'utf8'})).toMatch(/: OK$/m)
     // slapd's cn=config names the files, and it hands out that certificate on ldaps.
