@@ -250,6 +250,31 @@ describe('a local cluster, end to end', () => {
       const asNobody = spawnSync('runuser', ['-u', 'nobody', '--', 'cat', '/mnt/shared/etc/slurm/slurm.conf', '/mnt/shared/etc/slurm/gres.conf'], {encoding: 'utf8', timeout: 10_000})
       expect(asNobody.stderr).toBe('')
       expect(asNobody.stdout).toMatch(/^ClusterName=/m)
+
+      // citc doctor --security: Slurm's daemons behind citc's local guard, and a planted world-readable secret found with its fix.
+      const planted = '/mnt/shared/planted-secret'
+      execFileSync('install', ['-m', '0644', '/etc/citc/secrets/ldap-admin-password', planted])
+      try {
+        const doctor = await citc(['doctor', '--security', '-c', NAME, '--json'], {env})
+        expect(doctor.code).toBe(4)
+        expect(findSecrets(secrets, [{where: 'doctor --json', text: doctor.stdout + doctor.stderr}])).toEqual([])
+        type Item = {ok: boolean; subject: string; summary: string; fix?: string}
+        const checks = doctor.json().checks as Array<{name: string; ok: boolean; items: Item[]}>
+        const readable = checks.find((c) => c.name === 'readable files')!
+        expect(readable.items).toContainEqual(expect.objectContaining({ok: false, subject: planted, fix: `chmod go-rwx ${planted}`}))
+        const sockets = checks.find((c) => c.name === 'sockets')!.items
+        for (const port of [6817, 6819]) {
+          const item = sockets.find((i) => i.subject.endsWith(`:${port}`))
+          expect(item, `port ${port}`).toMatchObject({ok: true})
+          expect(item!.summary).toMatch(/loopback/)
+        }
+        expect(checks.find((c) => c.name === 'secret files')!.ok).toBe(true)
+        rmSync(planted)
+        const after = await citc(['doctor', '--security', '-c', NAME, '--json'], {env})
+        expect((after.json().checks as Array<{name: string; ok: boolean}>).find((c) => c.name === 'readable files')!.ok).toBe(true)
+      } finally {
+        rmSync(planted, {force: true})
+      }
     } finally {
       await citc(['remove-user', OTHER, '--delete-home', '--force', '-c', NAME], {env})
     }
@@ -526,6 +551,9 @@ describe('a local cluster, end to end', () => {
     // Monitoring: its services stopped, its data and configuration removed.
     expect([await portAccepts(9090), await portAccepts(9100)]).toEqual([false, false])
     for (const gone of ['/var/lib/citc/prometheus', '/var/lib/citc/metrics', '/etc/init.d/citc-prometheus', '/etc/init.d/citc-metrics', '/etc/citc']) expect(existsSync(gone), gone).toBe(false)
+    // citc's local guard (nftables) goes with the cluster; slurmdbd.conf too (it was this machine's own file).
+    expect(spawnSync('nft', ['list', 'table', 'inet', 'citc_local_guard']).status).not.toBe(0)
+    expect(existsSync('/etc/slurm/slurmdbd.conf')).toBe(false)
     const status = await citc(['status', '-c', NAME], {env})
     expect(status.code).toBe(5)
   }, 300_000)

@@ -5,7 +5,7 @@
 import {posix} from 'node:path'
 
 import {shellQuote} from '../../shell-quote.js'
-import {type ExportEntry, parseExports, type SecurityFacts, type SocketFact, type StatFact} from './security-facts.js'
+import {type ExportEntry, guardCovers, parseExports, parseLocalGuard, type SecurityFacts, type SocketFact, type StatFact} from './security-facts.js'
 
 export interface SecurityItem {
   /** False: a finding (something to fix). */
@@ -123,12 +123,13 @@ function firewallFix(s: SocketFact, cidr: string | undefined): string {
  * exporters belong. A local cluster: anything off loopback is a finding, unless machines joined it
  * (then the cluster network is where they reach it).
  */
-export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsError' | 'addresses'>, ctx: Pick<SecurityContext, 'thisMachine' | 'joined'>): SecurityCheck {
+export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsError' | 'addresses' | 'guard'>, ctx: Pick<SecurityContext, 'thisMachine' | 'joined'> & {cluster?: string}): SecurityCheck {
   if (facts.socketsError !== undefined) {
     return check('sockets', 'cannot list the listening sockets', [{ok: false, subject: 'ss', summary: facts.socketsError, fix: 'apt-get install iproute2'}])
   }
   const cidr = clusterCidr(facts.addresses)
   const networkAllowed = !ctx.thisMachine || ctx.joined
+  const guard = facts.guard ? parseLocalGuard(facts.guard) : undefined
   const items: SecurityItem[] = []
   const sorted = [...facts.sockets].sort((a, b) => a.proto.localeCompare(b.proto) || a.port - b.port || a.address.localeCompare(b.address))
   for (const s of sorted) {
@@ -143,6 +144,13 @@ export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsErro
       else items.push({ok: false, subject, summary: `${who(s)}: the network, on a local cluster no machine joined (loopback is enough)`, fix: firewallFix(s, undefined)})
       continue
     }
+    // Slurm's daemons cannot be told which address to bind: on a local cluster citc's guard refuses new
+    // connections to their ports from anything but lo (and slurmctld's from the joined machines).
+    if (guard && s.proto === 'tcp' && guardCovers(guard, s.port)) {
+      const joinedToo = ctx.joined && guard.joinedPorts.includes(s.port) ? ' and the joined machines' : ''
+      items.push({ok: true, subject, summary: `${who(s)}: ${reach}, but citc's local guard (nftables table inet citc_local_guard) refuses it to all but loopback${joinedToo}`})
+      continue
+    }
     const expected = expectedEverywhere(s)
     if (expected) {
       items.push({ok: true, subject, summary: `${who(s)}: ${reach} (${expected})`})
@@ -154,6 +162,7 @@ export function socketsCheck(facts: Pick<SecurityFacts, 'sockets' | 'socketsErro
   const bad = items.filter((i) => !i.ok).length
   const summary = `${plural(items.length, 'listening socket')}${bad ? `, ${bad} reachable from further than ${networkAllowed ? 'the cluster network' : 'loopback'}` : ''}`
   const notes = ctx.thisMachine ? [ctx.joined ? 'machines joined this cluster: the cluster network may reach it' : 'no machine joined this cluster: everything but SSH should listen on loopback'] : []
+  if (ctx.thisMachine && !guard) notes.push(`citc's local guard (nftables table inet citc_local_guard) is not loaded: run citc create --name ${ctx.cluster ?? 'NAME'} again to load it`)
   return check('sockets', summary, items, notes)
 }
 

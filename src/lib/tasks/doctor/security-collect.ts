@@ -34,6 +34,10 @@ if command -v ss >/dev/null 2>&1; then
 else
   printf 'E\tss is not installed (Debian and Ubuntu: package iproute2)\0'
 fi
+# citc's local guard (local clusters): Slurm's daemons listen on every interface, the table keeps them to lo.
+if command -v nft >/dev/null 2>&1; then
+  nft list table inet citc_local_guard 2>/dev/null | while IFS= read -r l; do printf 'G\t%s\0' "$l"; done
+fi
 printf 'N\t%s\0' "$(hostname 2>/dev/null)" "$(hostname -f 2>/dev/null)"
 ip -o addr show 2>/dev/null | while IFS= read -r l; do printf 'A\t%s\0' "$l"; done
 
@@ -123,6 +127,9 @@ export function parseCollectorOutput(out: string, cap: number): SecurityFacts {
       }
       case 'E':
         facts.socketsError = body.trim()
+        break
+      case 'G':
+        ;(facts.guard ??= []).push(body)
         break
       case 'N':
         if (body.trim() && !facts.hostnames.includes(body.trim())) facts.hostnames.push(body.trim())

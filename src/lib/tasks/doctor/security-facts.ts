@@ -59,6 +59,8 @@ export interface SecurityFacts {
   /** How many secrets the contents were compared with. */
   secretsCompared: number
   exports: ExportsFile[]
+  /** `nft list table inet citc_local_guard`, line by line; absent when the table is not loaded (or nft is missing). */
+  guard?: string[]
 }
 
 const PROCESS_RE = /users:\(\("((?:[^"\\]|\\.)*)",pid=(\d+)/
@@ -130,3 +132,35 @@ export function parseExports(f: ExportsFile): ExportEntry[] {
   }
   return out
 }
+
+/** What citc's local guard (role local_guard) refuses: new TCP connections to these ports unless they come in on lo. */
+export interface LocalGuard {
+  /** Guarded port ranges, inclusive. */
+  ports: Array<[number, number]>
+  /** Ports also accepted from the joined machines' addresses (slurmctld's). */
+  joinedPorts: number[]
+}
+
+/**
+ * The guard as nft lists it: the `iifname != "lo" tcp dport { … } … reject` rule's ports, and the
+ * ports of the `saddr { … } tcp dport N accept` rules. Undefined when no refusing rule is there (a
+ * table emptied by hand guards nothing).
+ */
+export function parseLocalGuard(lines: string[]): LocalGuard | undefined {
+  const ports: Array<[number, number]> = []
+  const joinedPorts: number[] = []
+  for (const l of lines) {
+    const refuse = /iifname != "lo" tcp dport (\{[^}]*\}|\S+) .*reject/.exec(l)
+    if (refuse) {
+      for (const part of refuse[1].replace(/[{}]/g, '').split(',')) {
+        const m = /^\s*(\d+)(?:-(\d+))?\s*$/.exec(part)
+        if (m) ports.push([Number(m[1]), Number(m[2] ?? m[1])])
+      }
+    }
+    const accept = /saddr .* tcp dport (\d+) accept/.exec(l)
+    if (accept) joinedPorts.push(Number(accept[1]))
+  }
+  return ports.length > 0 ? {ports, joinedPorts: [...new Set(joinedPorts)]} : undefined
+}
+
+export const guardCovers = (g: LocalGuard, port: number) => g.ports.some(([lo, hi]) => port >= lo && port <= hi)

@@ -153,11 +153,11 @@ export function preflight(i: PreflightInput): Problem[] {
     const r = f.reach.get(port)
     if (blocked(r)) {
       const range = port === PORTS.srunFirst ? SRUN_PORT_RANGE : String(port)
-      add(`the machine cannot reach ${what} on ${i.controllerAddr}:${port} (${r ?? 'not tried'})`, `allow TCP from ${i.host} to ${i.controllerAddr} port ${range} on the management node's firewall (citc never changes firewalls)`)
+      add(`the machine cannot reach ${what} on ${i.controllerAddr}:${port} (${r ?? 'not tried'})`, `allow TCP from ${i.host} to ${i.controllerAddr} port ${range} on the management node's firewall (citc never changes firewall rules of yours)`)
     }
   }
   if (blocked(i.slurmdReach)) {
-    add(`the management node cannot reach slurmd's port ${i.host}:${PORTS.slurmd} (${i.slurmdReach})`, `allow TCP from ${i.controllerAddr} to ${i.host} port ${PORTS.slurmd} on the machine's firewall (citc never changes firewalls)`)
+    add(`the management node cannot reach slurmd's port ${i.host}:${PORTS.slurmd} (${i.slurmdReach})`, `allow TCP from ${i.controllerAddr} to ${i.host} port ${PORTS.slurmd} on the machine's firewall (citc never changes firewall rules of yours)`)
   }
   return problems
 }

@@ -98,6 +98,35 @@ describe('sockets', () => {
     expect(joined.items.find((i) => i.subject === 'tcp 0.0.0.0:6819')?.fix).toBe('iptables -I INPUT -p tcp --dport 6819 ! -i lo ! -s 10.0.1.0/24 -j DROP')
   })
 
+  it("a local cluster with citc's guard loaded: Slurm's ports on every interface are not findings; other ports still are", () => {
+    // `nft list table inet citc_local_guard` as nft 1.0.6 prints the role's table (one joined machine).
+    const guard = [
+      'table inet citc_local_guard {',
+      '\tchain input {',
+      '\t\ttype filter hook input priority filter; policy accept;',
+      '\t\tip saddr { 10.250.25.2 } tcp dport 6817 accept',
+      '\t\tiifname != "lo" tcp dport { 6817, 6819, 17001-47999 } tcp flags syn / fin,syn,rst,ack reject with tcp reset',
+      '\t}',
+      '}',
+    ]
+    const local = sockets([
+      'tcp LISTEN 0 4096 0.0.0.0:6817 0.0.0.0:* users:(("slurmctld",pid=1010,fd=6))',
+      'tcp LISTEN 0 4096 0.0.0.0:6819 0.0.0.0:* users:(("slurmdbd",pid=26983,fd=6))',
+      'tcp LISTEN 0 4096 0.0.0.0:17003 0.0.0.0:* users:(("slurmd",pid=3001,fd=5))',
+      'tcp LISTEN 0 4096 0.0.0.0:48000 0.0.0.0:* users:(("other",pid=3002,fd=5))',
+    ])
+    const guarded = socketsCheck({...facts, sockets: local, guard}, {thisMachine: true, joined: true, cluster: 'lab'})
+    expect(failing(guarded)).toEqual(['tcp 0.0.0.0:48000'])
+    expect(guarded.items.find((i) => i.subject === 'tcp 0.0.0.0:6817')?.summary).toMatch(/citc's local guard .* all but loopback and the joined machines$/)
+    expect(guarded.items.find((i) => i.subject === 'tcp 0.0.0.0:6819')?.summary).toMatch(/all but loopback$/)
+    expect(guarded.notes.join('\n')).not.toMatch(/not loaded/)
+    // Without the table (or with one emptied by hand) the same sockets are findings, and the note says how to load it.
+    const none = socketsCheck({...facts, sockets: local}, {thisMachine: true, joined: false, cluster: 'lab'})
+    expect(failing(none)).toEqual(['tcp 0.0.0.0:6817', 'tcp 0.0.0.0:6819', 'tcp 0.0.0.0:17003', 'tcp 0.0.0.0:48000'])
+    expect(none.notes).toContain("citc's local guard (nftables table inet citc_local_guard) is not loaded: run citc create --name lab again to load it")
+    expect(failing(socketsCheck({...facts, sockets: local, guard: guard.filter((l) => !l.includes('reject'))}, {thisMachine: true, joined: false}))).toHaveLength(4)
+  })
+
   it('ss missing or failing is a finding of its own, not "no socket"', () => {
     const c = socketsCheck({sockets: [], addresses: [], socketsError: 'ss is not installed'}, {thisMachine: false, joined: false})
     expect(c.ok).toBe(false)
