@@ -259,6 +259,27 @@ describe('the management and teardown playbooks on this machine', () => {
     expect(again.recap.localhost).toMatchObject({changed: 0, failed: 0})
   }, 10 * 60_000)
 
+  it('keeps plain LDAP, on those addresses only, for the nodes of a cluster made before the directory went over TLS, until the file goes', async () => {
+    // A cluster made by an older citc: slapd on plain ldap:// beyond loopback (here 127.0.0.2, where its
+    // joined machines would read it), and no TLS names file yet.
+    const defaults = readFileSync('/etc/default/slapd', 'utf8')
+    writeFileSync('/etc/default/slapd', defaults.replace(/^SLAPD_SERVICES=.*$/m, 'SLAPD_SERVICES="ldap://127.0.0.1/ ldap://127.0.0.2/ ldapi:///"'))
+    rmSync('/etc/citc/ldap-tls-names', {force: true})
+    const plainAnswers = () => sh(`ldapsearch -x -LLL -o nettimeout=5 -H ldap://127.0.0.2/ -b dc=citc,dc=local -s base dn`, {timeout: 15_000}).status === 0
+    const r = await play('management.yml', 'run-plain.log')
+    expect(r.recap.localhost).toMatchObject({failed: 0, unreachable: 0})
+    expect(readFileSync('/etc/citc/slapd-plain-uris', 'utf8')).toBe('ldap://127.0.0.2/\n')
+    expect(readFileSync('/etc/default/slapd', 'utf8')).toMatch(/^SLAPD_SERVICES=".*ldap:\/\/127\.0\.0\.2\/.*"$/m)
+    await waitFor('slapd on the kept plain address', plainAnswers, 30_000, 250)
+    // Kept once: a later run (TLS now set up) adds nothing, and the admin's removal of the file ends it.
+    rmSync('/etc/citc/slapd-plain-uris')
+    const after = await play('management.yml', 'run-plain-2.log')
+    expect(after.recap.localhost).toMatchObject({failed: 0, unreachable: 0})
+    expect(existsSync('/etc/citc/slapd-plain-uris')).toBe(false)
+    expect(readFileSync('/etc/default/slapd', 'utf8')).not.toContain('127.0.0.2')
+    await waitFor('slapd gone from the plain address', () => !plainAnswers(), 30_000, 250)
+  }, 10 * 60_000)
+
   it('starts slurmctld on a re-run once citc finish has written slurm.conf', async () => {
     // What finish would write, reduced to what slurmctld needs to start (own port: other tests run
     // their own controllers on this machine).

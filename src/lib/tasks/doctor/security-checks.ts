@@ -18,7 +18,7 @@ export interface SecurityItem {
 }
 
 export interface SecurityCheck {
-  name: 'collector' | 'sockets' | 'readable files' | 'secret files' | 'homes' | 'exports'
+  name: 'collector' | 'sockets' | 'directory' | 'readable files' | 'secret files' | 'homes' | 'exports'
   ok: boolean
   summary: string
   items: SecurityItem[]
@@ -333,12 +333,28 @@ export function collectorCheck(facts: Pick<SecurityFacts, 'uid'>, cluster: strin
   return check('collector', `ran as uid ${facts.uid}, not root: what that user cannot read was not checked`, [{ok: false, subject: 'uid', summary: 'run as root on the management node', fix: `sudo citc doctor --security -c ${cluster}`}])
 }
 
+/**
+ * Plain LDAP kept beyond loopback for the nodes of a cluster made before the directory went over TLS
+ * (the ldap role's slapd-plain-uris): a finding until they have moved. Absent: no check (nothing kept).
+ */
+export function directoryCheck(facts: Pick<SecurityFacts, 'plainLdap'>, cluster: string): SecurityCheck | undefined {
+  if (facts.plainLdap.length === 0) return undefined
+  const items = facts.plainLdap.map((uri) => ({
+    ok: false,
+    subject: uri,
+    summary: 'slapd still serves plain LDAP here for nodes and machines set up before the directory went over TLS: their users and groups travel in clear text',
+    fix: `once every node runs an image built since (citc rebuild-image -c ${cluster}) and each joined machine was added again (citc node add -c ${cluster} …): rm /etc/citc/slapd-plain-uris && citc create --name ${cluster}`,
+  }))
+  return check('directory', `plain LDAP kept beyond loopback on ${plural(items.length, 'address', 'addresses')}`, items)
+}
+
 /** Every check, in the report's order. */
 export function securityChecks(facts: SecurityFacts, ctx: SecurityContext): SecurityCheck[] {
   const collector = collectorCheck(facts, ctx.cluster)
   return [
     ...(collector ? [collector] : []),
     socketsCheck(facts, ctx),
+    ...[directoryCheck(facts, ctx.cluster)].filter((c) => c !== undefined),
     readableFilesCheck(facts, ctx.layout),
     secretFilesCheck(facts, ctx),
     homesCheck(facts, ctx.layout),

@@ -34,6 +34,10 @@ if command -v ss >/dev/null 2>&1; then
 else
   printf 'E\tss is not installed (Debian and Ubuntu: package iproute2)\0'
 fi
+# Plain LDAP the ldap role kept for nodes from before the directory went over TLS.
+if [ -f "$etc_citc/slapd-plain-uris" ]; then
+  while IFS= read -r l; do [ -n "$l" ] && printf 'P\t%s\0' "$l"; done <"$etc_citc/slapd-plain-uris"
+fi
 # citc's local guard (local clusters): Slurm's daemons listen on every interface, the table keeps them to lo.
 if command -v nft >/dev/null 2>&1; then
   nft list table inet citc_local_guard 2>/dev/null | while IFS= read -r l; do printf 'G\t%s\0' "$l"; done
@@ -108,7 +112,7 @@ export function parseStat(rec: string): StatFact | undefined {
 
 /** The collector's output as facts (unknown records are ignored: a newer script may add some). */
 export function parseCollectorOutput(out: string, cap: number): SecurityFacts {
-  const facts: SecurityFacts = {uid: -1, sockets: [], addresses: [], hostnames: [], secretFiles: [], linkTargets: new Map(), homes: [], scan: [], scanned: 0, capped: false, cap, holdingSecret: new Set(), secretsCompared: 0, exports: []}
+  const facts: SecurityFacts = {uid: -1, sockets: [], addresses: [], hostnames: [], secretFiles: [], linkTargets: new Map(), homes: [], scan: [], scanned: 0, capped: false, cap, holdingSecret: new Set(), secretsCompared: 0, exports: [], plainLdap: []}
   let exportsFile: string | undefined
   for (const rec of out.split('\0')) {
     const tab = rec.indexOf('\t')
@@ -127,6 +131,9 @@ export function parseCollectorOutput(out: string, cap: number): SecurityFacts {
       }
       case 'E':
         facts.socketsError = body.trim()
+        break
+      case 'P':
+        if (body.trim()) facts.plainLdap.push(body.trim())
         break
       case 'G':
         ;(facts.guard ??= []).push(body)

@@ -59,6 +59,8 @@ export interface SecurityFacts {
   /** How many secrets the contents were compared with. */
   secretsCompared: number
   exports: ExportsFile[]
+  /** Plain ldap:// addresses slapd keeps for nodes set up before the directory went over TLS (/etc/citc/slapd-plain-uris). */
+  plainLdap: string[]
   /** `nft list table inet citc_local_guard`, line by line; absent when the table is not loaded (or nft is missing). */
   guard?: string[]
 }

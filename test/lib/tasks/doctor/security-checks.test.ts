@@ -4,7 +4,7 @@
 // paths come from, what is said when cluster.json is not this cluster's). Each rule is shown passing and failing.
 import {describe, expect, it} from 'vitest'
 
-import {clusterCidr, exportsCheck, homesCheck, reachOf, readableFilesCheck, secretFilesCheck, type SecurityLayout, socketsCheck} from '../../../../src/lib/tasks/doctor/security-checks.js'
+import {clusterCidr, directoryCheck, exportsCheck, homesCheck, reachOf, readableFilesCheck, secretFilesCheck, type SecurityLayout, socketsCheck} from '../../../../src/lib/tasks/doctor/security-checks.js'
 import {parseCollectorOutput, parseStat} from '../../../../src/lib/tasks/doctor/security-collect.js'
 import {parseExports, parseSsLine, type StatFact} from '../../../../src/lib/tasks/doctor/security-facts.js'
 import {checkSecurityVia, securityLines, type SecurityReport} from '../../../../src/lib/tasks/doctor/check-security.js'
@@ -291,6 +291,8 @@ describe("the collector's output", () => {
       'C\t/mnt/shared/odd\tname\nhere',
       'XF\t/etc/exports',
       'XC\t/mnt/shared 10.0.1.7(rw)\n',
+      'P\tldap://10.0.1.5/',
+      'G\ttable inet citc_local_guard {',
       '',
     ].join('\0')
     const f = parseCollectorOutput(out, 1)
@@ -301,6 +303,15 @@ describe("the collector's output", () => {
     expect(f.scan[0].path).toBe('/mnt/shared/odd\tname\nhere')
     expect(f.holdingSecret.has('/mnt/shared/odd\tname\nhere')).toBe(true)
     expect(parseStat('f\t644')).toBeUndefined()
+    expect(f.plainLdap).toEqual(['ldap://10.0.1.5/'])
+    expect(f.guard).toEqual(['table inet citc_local_guard {'])
+  })
+
+  it('plain LDAP kept for older nodes is a finding with the way out; none kept, no check', () => {
+    expect(directoryCheck({plainLdap: []}, 'demo')).toBeUndefined()
+    const c = directoryCheck({plainLdap: ['ldap://10.0.1.5/']}, 'demo')!
+    expect(c.ok).toBe(false)
+    expect(c.items[0]).toMatchObject({subject: 'ldap://10.0.1.5/', fix: expect.stringContaining('rm /etc/citc/slapd-plain-uris && citc create --name demo')})
   })
 })
 
