@@ -24,7 +24,7 @@ const root =
 const MGMT = '10.250.25.1'
 const PEER = '10.250.25.2'
 /** Slurm's ports on the management node and some that must stay open (ssh, just past the slurmd range). */
-const PORTS = [22, 6817, 6819, 17001, 47999, 48000]
+const PORTS = [22, 6817, 6819, 17001, 32767, 32768]
 
 let work: string
 let etcDir: string
@@ -150,7 +150,7 @@ describe.skipIf(!root)('role local_guard', () => {
 
     // management.yml: no joined machine.
     expect(runRole({})).toBeGreaterThan(0)
-    const refusedFromPeer = {22: 'accepted', 6817: 'ECONNREFUSED', 6819: 'ECONNREFUSED', 17001: 'ECONNREFUSED', 47999: 'ECONNREFUSED', 48000: 'accepted'}
+    const refusedFromPeer = {22: 'accepted', 6817: 'ECONNREFUSED', 6819: 'ECONNREFUSED', 17001: 'ECONNREFUSED', 32767: 'ECONNREFUSED', 32768: 'accepted'}
     expect(outcomes(peerNs, MGMT)).toEqual(refusedFromPeer)
     // This machine reaches them on loopback and on its own address (lo carries both).
     const allAccepted = Object.fromEntries(PORTS.map((p) => [p, 'accepted']))
