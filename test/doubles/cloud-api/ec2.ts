@@ -11,7 +11,6 @@ import {type FakeImds, startFakeImds} from './imds.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
 import {listenOnLoopback} from './listen.js'
 
-/** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; Amazon EC2 API Reference, "Error codes"). */
 /** cluster.json's aws driver section for a cluster in the fake account (its endpoints come from the stand-in). */
 export const FAKE_EC2_SECTION = {
   region: 'eu-west-2',
@@ -25,6 +24,7 @@ export const FAKE_EC2_SECTION = {
   baseImage: {id: 'ami-0base', os: 'ubuntu-24.04'},
 }
 
+/** EC2's HTTP status for its error codes (client errors 4xx, server errors 5xx; Amazon EC2 API Reference, "Error codes"). */
 export const EC2_ERROR_STATUS: Record<string, number> = {
   InsufficientInstanceCapacity: 500,
   InsufficientHostCapacity: 500,

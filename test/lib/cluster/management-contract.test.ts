@@ -20,6 +20,7 @@ import {awsModule} from '../../../src/lib/providers/aws/index.js'
 import type {DriverInput} from '../../../src/lib/providers/types.js'
 import {driverFor} from '../../../src/lib/tasks/node/node-programs.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
+import {FAKE_EC2_SECTION} from '../../doubles/cloud-api/ec2.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-contract-unit-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))
@@ -34,17 +35,7 @@ const common = {
   confPath: '/etc/slurm/slurm.conf',
   elasticLog: '/var/log/citc/elastic.log',
 }
-const awsDriver = {
-  region: 'eu-west-2',
-  zone: 'eu-west-2a',
-  mgmtPrivateIp: '10.0.0.10',
-  sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-  vpcId: 'vpc-0abc',
-  subnetId: 'subnet-0abc',
-  securityGroupId: 'sg-0abc',
-  nodeRoleArn: 'arn:aws:iam::123456789012:role/x',
-  baseImage: {id: 'ami-0123', os: 'ubuntu-24.04'},
-}
+const awsDriver = FAKE_EC2_SECTION
 const aws = {...common, provider: 'aws', driver: awsDriver}
 const local = {...common, slurmUser: 'root', provider: 'local', driver: {}}
 

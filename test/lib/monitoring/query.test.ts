@@ -19,6 +19,7 @@ import {reachPrometheus} from '../../../src/lib/monitoring/reach.js'
 import {freePort} from '../../helpers/net.js'
 import {openMetrics, startPrometheus, type PrometheusSandbox} from '../../helpers/prometheus.js'
 import {startSshd, type SshdSandbox} from '../../helpers/sshd.js'
+import {FAKE_EC2_SECTION} from '../../doubles/cloud-api/ec2.js'
 
 const NOW = Math.floor(Date.now() / 1000)
 const TIMES = Array.from({length: 60}, (_, i) => NOW - 30 - (59 - i) * 30)
@@ -28,17 +29,7 @@ let sshd: SshdSandbox
 let work: string
 
 const common = {version: 1, sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath: '/etc/slurm/slurm.conf', elasticLog: '/var/log/citc/elastic.log'}
-const awsDriver = {
-  region: 'eu-west-2',
-  zone: 'eu-west-2a',
-  mgmtPrivateIp: '10.0.0.10',
-  sharedFs: {host: '10.0.0.20', path: '/', type: 'nfs4', mountOptions: 'nfsvers=4.1'},
-  vpcId: 'vpc-0abc',
-  subnetId: 'subnet-0abc',
-  securityGroupId: 'sg-0abc',
-  nodeRoleArn: 'arn:aws:iam::123456789012:role/x',
-  baseImage: {id: 'ami-0123', os: 'ubuntu-24.04'},
-}
+const awsDriver = FAKE_EC2_SECTION
 const monitoring = (url: string) => ({dir: '/var/lib/citc/metrics', prometheusUrl: url, every: 30})
 
 function contractFile(name: string, doc: object): string {
