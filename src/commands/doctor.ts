@@ -53,13 +53,7 @@ Exits ${EXIT_CODES.remote} when a required tool is missing, the monitoring needs
       const clusterJson = this.flags['stand-in'] ? readStandInFile(this.flags['stand-in']).clusterJson : undefined
       report = withMonitoring(report, await checkMonitoring(this.config.dataDir, this.flags.cluster, clusterJson ? {clusterJson} : {}))
     }
-    if (report.ok) {
-      for (const l of doctorLines(report)) this.log(l)
-      return report
-    }
-    if (this.jsonEnabled()) this.logJson(report)
-    else for (const l of doctorLines(report)) this.log(l)
-    this.exit(EXIT_CODES.remote)
+    return this.verdict(report, doctorLines(report))
   }
 
   private async security() {
@@ -71,12 +65,17 @@ Exits ${EXIT_CODES.remote} when a required tool is missing, the monitoring needs
       ...(standIn?.securityRoot ? {root: standIn.securityRoot} : {}),
       ...(standIn?.clusterJson ? {clusterJson: standIn.clusterJson} : {}),
     })
-    if (report.ok) {
-      for (const l of securityLines(report)) this.log(l)
-      return report
-    }
+    return this.verdict(report, securityLines(report))
+  }
+
+  /**
+   * An ok report is the command's result (oclif prints it under --json); one that is not is printed here
+   * (this.log says nothing under --json) and the command exits 4.
+   */
+  private verdict<R extends {ok: boolean}>(report: R, lines: string[]): R {
+    for (const l of lines) this.log(l)
+    if (report.ok) return report
     if (this.jsonEnabled()) this.logJson(report)
-    else for (const l of securityLines(report)) this.log(l)
     this.exit(EXIT_CODES.remote)
   }
 }
