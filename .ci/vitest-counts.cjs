@@ -9,3 +9,10 @@ const passed = r.numPassedTests ?? 0
 const suiteErrors = (r.testResults ?? []).filter((t) => t.status === 'failed' && !(t.assertionResults ?? []).some((a) => a.status === 'failed')).length
 const failed = (r.numFailedTests ?? 0) + suiteErrors + (r.numTotalTests === undefined ? 1 : 0)
 console.log(`${passed} ${failed}`)
+// The failures by name on stderr: CI keeps only the end of the output, so .ci/run prints them again last.
+for (const t of r.testResults ?? []) {
+  const file = require('path').relative(process.cwd(), t.name ?? '')
+  const failedTests = (t.assertionResults ?? []).filter((a) => a.status === 'failed')
+  for (const a of failedTests) console.error(`FAILED ${file} > ${a.fullName}`)
+  if (t.status === 'failed' && failedTests.length === 0) console.error(`FAILED ${file} (its hooks: ${(t.message ?? '').split('\n')[0].slice(0, 200)})`)
+}
