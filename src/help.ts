@@ -3,7 +3,9 @@
 // subcommands for a command that is also a topic (`citc accounts`).
 import {join} from 'node:path'
 
-import {Command, Help} from '@oclif/core'
+import type {Command} from '@oclif/core'
+// The help subpath alone, not @oclif/core whole: fast-help.ts uses this class without oclif's start-up.
+import {Help} from '@oclif/core/help'
 
 import {DOCS_PAGES} from './docs-pages.js'
 import {EXIT_CODE_HELP} from './lib/errors.js'
