@@ -5,7 +5,7 @@
 import {providerModule} from '../providers/registry.js'
 import {localTransport} from '../transport/local.js'
 import type {Transport} from '../transport/types.js'
-import {connectOverSsh, type ManagementOptions} from './management.js'
+import type {ManagementOptions} from './management.js'
 import type {ClusterRecord} from './schema.js'
 
 /** The cluster's management node is the machine citc runs on (nothing to reach over SSH). */
@@ -15,5 +15,7 @@ export function managedHere(record: {provider: string}): boolean {
 
 export async function connectManagement(record: ClusterRecord, opts: ManagementOptions = {}): Promise<Transport> {
   if (managedHere(record)) return localTransport()
+  // Loaded only here: SSH (ssh2) costs a local cluster's status and nodes a third of their start-up.
+  const {connectOverSsh} = await import('./management.js')
   return connectOverSsh(record, opts)
 }
