@@ -1,11 +1,12 @@
 // `citc --help` cold start against `node -e 0` (goal: ≤ 2×, issue #24). Needs a build (npm run build).
-// Each run is timed twice: wall clock, and CPU time (user + system, from GNU time) — on a machine shared
-// with other work the CPU time is the steadier figure. All commands are interleaved run by run, so a
+// Each run is timed twice: wall clock, and the process's CPU time (user + system, process.cpuUsage() at
+// exit, written by a preloaded script that every run gets alike) — on a machine shared with other work
+// the CPU time is the steadier figure. All commands are interleaved run by run, so a
 // burst of load hits them alike. `--baseline DIR` adds another built checkout's bin/run.js (e.g. main:
 // `git archive main | tar -x -C DIR`, link node_modules, `npm run build` there) for before/after in one run.
 // Run: npx tsx bench/cold-start.ts [--runs 15] [--baseline DIR]
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -19,15 +20,16 @@ const RUNS = Number(value('--runs') ?? 15)
 const baseline = value('--baseline')
 const bin = join(import.meta.dirname, '..', 'bin', 'run.js')
 const work = mkdtempSync(join(tmpdir(), 'citc-cold-start-'))
-const timeFile = join(work, 'time.out')
+const cpuFile = join(work, 'cpu.out')
+const preload = join(work, 'cpu.cjs')
+writeFileSync(preload, `process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeFileSync(${JSON.stringify(cpuFile)}, String((u.user + u.system) / 1000)) })\n`)
 
 function once(args: string[]): {ms: number; cpuMs: number} {
   const t0 = performance.now()
-  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%U %S', process.execPath, ...args], {stdio: 'ignore'})
+  const r = spawnSync(process.execPath, ['-r', preload, ...args], {stdio: 'ignore'})
   const ms = performance.now() - t0
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`)
-  const [user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number)
-  return {ms, cpuMs: (user + sys) * 1000}
+  return {ms, cpuMs: Number(readFileSync(cpuFile, 'utf8'))}
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]

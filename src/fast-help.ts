@@ -1,9 +1,10 @@
 // `citc --help` and `citc COMMAND --help` without oclif's start-up. oclif renders help only after
 // loading @oclif/core whole, every plugin and its configuration (Config.load): most of the time `citc
 // --help` takes. Help needs none of that but a few facts from oclif.manifest.json and the package.json
-// files, so this reads those and hands them to the same help class oclif would use (help.ts, oclif's
-// own Help underneath): the text is oclif's, byte for byte (test/cli/fast-help.test.ts compares both
-// for the root, every topic and every command).
+// files, so this reads those and hands them to oclif's own formatting classes (manifest-help.ts, with
+// what help.ts adds): the text is oclif's, byte for byte (test/fast-help.test.ts compares both for the
+// root, every topic and every command; test/cli/fast-help.test.ts the built CLI with oclif's own
+// start-up, at other widths and in colour).
 //
 // Whatever this does not read the way Config.load does — a theme, user or dev plugins, aliases,
 // flexible taxonomy, init hooks, dynamic help, a stale manifest, a subject that is no command or topic,
@@ -20,6 +21,7 @@ interface Pjson {
   description?: string
   oclif: {
     bin?: string
+    binAliases?: string[]
     dirname?: string
     topicSeparator?: string
     plugins?: string[]
@@ -65,7 +67,9 @@ function loadPlugin(dir: string): {pjson: Pjson; commands: Command.Loadable[]} |
   const commands = Object.entries(manifest.commands)
     .map(([id, c]) => ({...c, id, pluginAlias: pjson.name, pluginType: c.pluginType === 'jit' ? 'jit' : 'core'}) as Command.Loadable)
     .sort((a, b) => a.id.localeCompare(b.id))
-  if (commands.some((c) => (c.aliases?.length ?? 0) > 0 || (c.hiddenAliases?.length ?? 0) > 0)) return undefined
+  // Aliases, states and deprecations: help says more about those (manifest-help.ts does not).
+  if (commands.some((c) => !Array.isArray(c.aliases) || c.aliases.length > 0 || (c.hiddenAliases?.length ?? 0) > 0 || c.state || c.deprecationOptions || c.deprecateAliases)) return undefined
+  if (pjson.oclif.state) return undefined
   return {pjson, commands}
 }
 
@@ -98,10 +102,12 @@ export function helpConfig(root: string, env: NodeJS.ProcessEnv = process.env): 
   if (!rootPlugin) return undefined
   const {pjson} = rootPlugin
   const o = pjson.oclif
-  if (o.devPlugins || o.jitPlugins || o.theme || o.flexibleTaxonomy || o.additionalHelpFlags || o.additionalVersionFlags || o.helpOptions) return undefined
+  if (o.devPlugins || o.jitPlugins || o.theme || o.flexibleTaxonomy || o.additionalHelpFlags || o.additionalVersionFlags || o.helpOptions || o.binAliases) return undefined
   if ((o.topicSeparator ?? ':') !== ' ' && (o.topicSeparator ?? ':') !== ':') return undefined
   const dirname_ = o.dirname ?? pjson.name
-  const scoped = (key: string) => env[`${dirname_.toUpperCase().replaceAll('-', '_')}_${key}`]
+  const bin = o.bin || pjson.name
+  // Config.scopedEnvVar: CITC_CONFIG_DIR and the like, named after the bin.
+  const scoped = (key: string) => env[`${bin.replaceAll('@', '').replaceAll(/[/-]/g, '_')}_${key}`.toUpperCase()]
   const home = env.HOME || homedir() || tmpdir()
   const xdg = (category: 'config' | 'data') => join(env[`XDG_${category.toUpperCase()}_HOME`] || join(home, category === 'data' ? '.local/share' : '.config'), dirname_)
   // A user's theme (theme.json) and user-installed plugins (package.json in the data dir): oclif's.
@@ -152,7 +158,7 @@ export function helpConfig(root: string, env: NodeJS.ProcessEnv = process.env): 
     name: pjson.name,
     version,
     pjson,
-    bin: o.bin || pjson.name,
+    bin,
     dirname: dirname_,
     topicSeparator: o.topicSeparator ?? ':',
     platform: plat,
@@ -180,28 +186,6 @@ export function helpConfig(root: string, env: NodeJS.ProcessEnv = process.env): 
   return config as unknown as Config
 }
 
-/**
- * oclif passes every piece of help text through its template renderer (ejs: `<%= config.bin %>`),
- * compiling a template each time — a fifth of this path's time — although a text without `<%`
- * renders as itself. So the help, and each command's help it makes, render only the texts with one.
- */
-function skipIdleTemplates<T extends {render: (t: string) => string}>(f: T): T {
-  const render = f.render
-  f.render = (t) => (t.includes('<%') ? render(t) : t)
-  return f
-}
-
-/** What oclif's help would be about: the first word that is not a help flag, or none (main.ts getHelpSubject). */
-function helpSubject(argv: string[]): string | undefined {
-  for (const arg of argv) {
-    if (arg === '--') return undefined
-    if (arg === '--help' || arg === 'help') continue
-    if (arg.startsWith('-')) return undefined
-    return arg
-  }
-  return undefined
-}
-
 /** True when oclif would show help for this argv (main.run: helpAddition, after --version). */
 export function asksForHelp(argv: string[]): boolean {
   if (argv[0] === '--version') return false
@@ -221,18 +205,15 @@ export async function fastHelp(root: string, argv: string[], env: NodeJS.Process
   if (!asksForHelp(argv)) return false
   const config = helpConfig(root, env)
   if (!config) return false
-  const [{default: CitcHelp}, {standardizeIDFromArgv}] = await Promise.all([import('./help.js'), import('@oclif/core/help')])
-  // As Help.showHelp finds its subject: refuse what it would not find (oclif's error says so).
-  const subject = helpSubject(standardizeIDFromArgv(argv.filter((a) => a !== '--help'), config))
+  const {loadOclifHelpParts, showManifestHelp, subjectOf} = await import('./manifest-help.js')
+  const oclif = loadOclifHelpParts()
+  if (!oclif) return false
+  // As Help.showHelp finds its subject: what it would not find is oclif's to report (its error).
+  const subject = subjectOf(oclif, argv, config)
   if (subject) {
     const command = config.findCommand(subject)
     if (command ? command.hasDynamicHelp && command.pluginType !== 'jit' : !config.findTopic(subject)) return false
   }
-  class FastHelp extends CitcHelp {
-    protected getCommandHelpClass(c: Command.Loadable) {
-      return skipIdleTemplates(super.getCommandHelpClass(c))
-    }
-  }
-  await skipIdleTemplates(new FastHelp(config)).showHelp(argv)
+  showManifestHelp(oclif, config, argv)
   return true
 }

@@ -1,8 +1,9 @@
-// src/fast-help.ts prints help from the manifest without oclif's Config.load. Its text must be what
-// oclif prints: here, in process, for the root, every topic and every command (hidden ones and the
-// plugins' included), fastHelp's output against the same help class given oclif's own Config — so a
-// fact the fast path reads differently (a topic, a plugin's command, the version line, a template)
-// fails here. test/cli/fast-help.test.ts compares the built CLI with oclif's own start-up at other
+// src/fast-help.ts prints help from the manifest without oclif's Config.load, through oclif's
+// formatting classes and a copy of oclif's Help flow (manifest-help.ts). Its text must be what oclif
+// prints: here, in process, for the root, every topic and every command (hidden ones and the plugins'
+// included), fastHelp's output against citc's help class (help.ts: oclif's Help) on oclif's own Config
+// — so a fact the fast path reads differently (a topic, a plugin's command, the version line, a
+// template) or a step of the flow it does differently (the SEE ALSO and exit codes, a topic's list) fails here. test/cli/fast-help.test.ts compares the built CLI with oclif's own start-up at other
 // widths and in colour. And what it must leave to oclif, it leaves.
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -60,7 +61,7 @@ afterEach(() => {
 })
 
 describe('fastHelp', () => {
-  it('prints, byte for byte, what the help class prints with oclif’s Config: root, every topic, every command', async () => {
+  it('prints, byte for byte, what citc’s help class prints with oclif’s Config: root, every topic, every command', async () => {
     expect(subjects.length).toBeGreaterThan(30)
     for (const argv of subjects) {
       const {out, result} = await captured(() => fastHelp(ROOT, argv, env))
