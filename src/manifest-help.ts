@@ -128,6 +128,18 @@ export function showManifestHelp(o: Oclif, config: Config, argv: string[]): void
     return items.filter((i) => key(i).startsWith(name + ':') && key(i).split(':').length === depth + 1)
   }
 
+  /** The topics, then the commands, under a topic or the root: each list followed by a blank line. */
+  const showLists = (topics: Interfaces.Topic[], commands: Command.Loadable[]) => {
+    if (topics.length > 0) {
+      log(formatTopics(topics))
+      log('')
+    }
+    if (commands.length > 0) {
+      log(formatCommands(commands))
+      log('')
+    }
+  }
+
   const showCommandHelp = (command: Command.Loadable) => {
     const name = command.id
     const subTopics = childrenOf(name, sortedTopics(), (t) => t.name)
@@ -137,14 +149,7 @@ export function showManifestHelp(o: Oclif, config: Config, argv: string[]): void
     if (s) log(s + '\n')
     log(formatCommand(command))
     log('')
-    if (subTopics.length > 0) {
-      log(formatTopics(subTopics))
-      log('')
-    }
-    if (subCommands.length > 0) {
-      log(formatCommands(subCommands))
-      log('')
-    }
+    showLists(subTopics, subCommands)
     if (topic) log(helpEnd(config.root, command.id))
   }
   const showTopicHelp = (topic: Interfaces.Topic) => {
@@ -157,28 +162,16 @@ export function showManifestHelp(o: Oclif, config: Config, argv: string[]): void
     const topicId = spaced(`${name}:COMMAND`)
     const text = o.compact([first, h.section(opts.usageHeader || 'USAGE', `$ ${config.bin} ${topicId}`), description && h.section('DESCRIPTION', h.wrap(description))]).join('\n\n')
     log((opts.stripAnsi ? o.strip(text) : text) + '\n')
-    if (subTopics.length > 0) {
-      log(formatTopics(subTopics))
-      log('')
-    }
-    if (commands.length > 0) {
-      log(formatCommands(commands))
-      log('')
-    }
+    showLists(subTopics, commands)
   }
   const showRootHelp = () => {
-    const rootTopics = sortedTopics().filter((t) => !t.name.includes(':'))
-    const rootCommands = sortedCommands().filter((c) => !c.id.includes(':'))
     log(skipIdleTemplates(new o.RootHelp(config, opts)).root())
     log('')
-    if (rootTopics.length > 0) {
-      log(formatTopics(rootTopics))
-      log('')
-    }
-    if (rootCommands.length > 0) {
-      log(formatCommands(rootCommands.filter((c) => c.id)))
-      log('')
-    }
+    // Top-level topics and commands (an empty id is a single-command CLI's, which this never serves).
+    showLists(
+      sortedTopics().filter((t) => !t.name.includes(':')),
+      sortedCommands().filter((c) => c.id && !c.id.includes(':')),
+    )
   }
 
   const subject = subjectOf(o, argv, config)
