@@ -111,8 +111,8 @@ try {
         if (r.code !== 0) throw new Error(`${b}: citc ${args.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n').slice(-5).join('\n')}`)
         ms.get(b)!.push(r.ms)
         cpu.get(b)!.push(r.cpuMs)
-        // The log file's name differs per run (finish --json): compare the rest.
-        outputs.set(b, r.stdout.replaceAll(/"logFile":"[^"]*"/g, '"logFile":…').replaceAll(/\/logs\/\S+/g, '/logs/…'))
+        // The log file's name and the steps' timers differ per run (finish): compare the rest.
+        outputs.set(b, r.stdout.replaceAll(/"logFile":"[^"]*"/g, '"logFile":…').replaceAll(/\/logs\/\S+/g, '/logs/…').replaceAll(/\[[\d.]+m?s\]/g, '[…s]'))
       }
     }
     const now = median(ms.get('this checkout')!)
