@@ -74,6 +74,26 @@ describe('fastHelp', () => {
     expect([...reference.values()].join('')).not.toContain('<%')
   })
 
+  it('gives a topic made of its commands the description oclif gives it: its first command in oclif’s order', async () => {
+    // No such topic in citc today (its topics with several commands are in package.json): a CLI of two.
+    const root = join(scratch, 'two')
+    mkdirSync(root)
+    writeFileSync(join(root, 'package.json'), JSON.stringify({name: 'two', version: '1.0.0', oclif: {bin: 'two', topicSeparator: ' ', commands: './commands'}}))
+    const command = (id: string, summary: string) => ({id, summary, flags: {}, args: {}, aliases: [], hiddenAliases: [], examples: [], pluginName: 'two', pluginType: 'core', hasDynamicHelp: false, strict: true})
+    // Not in oclif's order in the file: B_b sorts before b_a by the ids' code units, after it by localeCompare.
+    writeFileSync(join(root, 'oclif.manifest.json'), JSON.stringify({version: '1.0.0', commands: {'x:B_b': command('x:B_b', 'second'), 'x:b_a': command('x:b_a', 'first'), y: command('y', 'why')}}))
+    const twoEnv = {...env, TWO_CONFIG_DIR: join(scratch, 'config'), TWO_DATA_DIR: join(scratch, 'data')}
+    for (const argv of [[], ['x', '--help']]) {
+      const config = await Config.load({root})
+      const {out: expected} = await captured(() => new CitcHelp(config).showHelp(argv))
+      const {out, result} = await captured(() => fastHelp(root, argv, twoEnv))
+      expect(result).toBe(true)
+      expect(out, argv.join(' ')).toBe(expected)
+    }
+    const {out} = await captured(() => fastHelp(root, [], twoEnv))
+    expect(out).toMatch(/^ {2}x {2}first$/m)
+  })
+
   it('leaves to oclif what is no help, or no command or topic it knows', async () => {
     for (const argv of [['--version'], ['status'], ['status', '--', '--help'], ['nosuch', '--help'], ['finish', 'nosuch', '--help']]) {
       const {out, result} = await captured(() => fastHelp(ROOT, argv, env))
