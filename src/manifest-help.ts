@@ -50,14 +50,28 @@ export function loadOclifHelpParts(): Oclif | undefined {
   }
 }
 
+/** ejs's escaping of `<%= %>` output. */
+const ESCAPED: Record<string, string> = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;'}
+/** The two templates citc's texts use, and what they name on the formatter. */
+const SIMPLE_TAG = /<%= (config\.bin|command\.id) %>/g
+
 /**
- * oclif passes every piece of help text through its template renderer (ejs: `<%= config.bin %>`),
- * compiling a template each time (~20 ms of CPU time here) although a text without `<%` renders as
- * itself: these render only the texts with one.
+ * oclif passes every piece of help text through its template renderer (ejs), compiling a template
+ * each time (~20 ms of CPU time here): a text without `<%` renders as itself, and one whose only tags
+ * are `<%= config.bin %>` or `<%= command.id %>` as those values, escaped as ejs escapes them. Any
+ * other template still goes to ejs.
  */
 function skipIdleTemplates<T extends {render: (t: string) => string}>(f: T): T {
   const render = f.render
-  f.render = (t) => (t.includes('<%') ? render(t) : t)
+  const values = f as unknown as {config: {bin: unknown}; command?: {id: unknown}}
+  f.render = (t) => {
+    if (!t.includes('<%')) return t
+    const simple = t.replaceAll(SIMPLE_TAG, (_, name: string) => {
+      const value = name === 'config.bin' ? values.config.bin : values.command?.id
+      return typeof value === 'string' ? value.replaceAll(/[&<>"']/g, (c) => ESCAPED[c]) : _
+    })
+    return simple.includes('<%') ? render(t) : simple
+  }
   return f
 }
 
