@@ -21,6 +21,7 @@ export const INTEGRATION = [
   // The security collector for real, as root, on a planted management node tree (the stand-in's securityRoot).
   'test/cli/doctor-security.test.ts',
   'test/cli/errors.test.ts',
+  'test/cli/fast-help.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
   'test/cli/interrupt.test.ts',
