@@ -142,16 +142,3 @@ export function readStandInFile(file: string): StandIn {
   }
   return parseStandIn(text, file)
 }
-
-/**
- * The environment variable an SDK reads its metadata service's address from, and the value it must
- * hold for the stand-in's `endpoints.metadata` (see the header: citc never sets it itself).
- */
-export function requireMetadataEnv(standIn: DriverStandIn | undefined, variable: string, value: (url: string) => string, env: NodeJS.ProcessEnv = process.env): void {
-  const url = standIn?.endpoints?.metadata
-  if (!url) return
-  const want = value(url)
-  if (env[variable] !== want) {
-    throw new Error(`the stand-in's metadata endpoint ${url} needs ${variable}=${want} in the environment of this process (it has ${env[variable] === undefined ? 'none' : `${variable}=${env[variable]}`})`)
-  }
-}

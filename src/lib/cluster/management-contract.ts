@@ -20,6 +20,7 @@ import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
 import {clusterJsonStandInSchema} from '../stand-in.js'
+import {markSectionChecked} from '../providers/driver-section.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
@@ -142,7 +143,7 @@ export function parseManagementContract(text: string, file: string, where = 'thi
     if (version === undefined) {
       const {local, ...rest} = doc
       const r = managementContractSchema().safeParse({...rest, version: MANAGEMENT_CONTRACT_VERSION, driver: local ?? {}})
-      if (r.success) return r.data
+      if (r.success) return checked(r.data)
     }
     const was = version === undefined ? 'it has no "version"' : `version ${JSON.stringify(version)}`
     throw new ManagementContractError(
@@ -163,7 +164,13 @@ export function parseManagementContract(text: string, file: string, where = 'thi
       rerun(name),
     )
   }
-  return r.data
+  return checked(r.data)
+}
+
+/** The driver's section was checked here with the file: its driver's factory does not check it again. */
+function checked(contract: ManagementContract): ManagementContract {
+  if (contract.driver !== null && typeof contract.driver === 'object') markSectionChecked(contract.driver)
+  return contract
 }
 
 function missing(file: string, where: string): ManagementContractError {

@@ -27,9 +27,9 @@ import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {NodeFailure} from '../node-failures.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyOciError} from './failures.js'
-import {splitOracleShape} from './index.js'
 import type {OracleNodeConfig} from './node-config.js'
 import {takeSessionKey, type SessionKeyPair} from './session-key.js'
+import {splitOracleShape} from './shape-name.js'
 
 /**
  * What the driver asks of OCI, and therefore what iam.tf's policy must allow (checked by
