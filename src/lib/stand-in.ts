@@ -52,6 +52,12 @@ export interface DriverStandIn {
   imagesJson?: string
   /** One API call's time limit (each cloud's default otherwise). */
   requestTimeoutMs?: number
+  /**
+   * The node programs' state directory instead of /var/lib/citc/node-programs (Oracle keeps its session
+   * token there between runs, providers/oracle/session-cache.ts). A stand-in with doubles' endpoints and
+   * no stateDir keeps none, so a test never writes to this machine's own.
+   */
+  stateDir?: string
   /** The driver core's limits (cloud-driver.ts CLOUD_DRIVER_DEFAULTS otherwise). */
   rate?: {perSecond: number; burst: number}
   concurrency?: number
@@ -88,6 +94,7 @@ const driverSchema = z
   .object({
     endpoints: z.object({api: z.string().url().optional(), metadata: z.string().url().optional()}).strict().optional(),
     imagesJson: absolute().optional(),
+    stateDir: absolute().optional(),
     requestTimeoutMs: z.number().int().positive().optional(),
     rate: z.object({perSecond: z.number().positive(), burst: z.number().min(1)}).strict().optional(),
     concurrency: z.number().int().positive().optional(),
