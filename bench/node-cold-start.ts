@@ -11,6 +11,7 @@
 // a new node (none is adopted). Oracle: this tree caches its session token between runs (the stand-in's
 // driver.stateDir, as /var/lib/citc/node-programs on a management node); the first run fetches it, and its
 // time is printed apart ("first"), the median is over all runs.
+// Where the time goes: BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' adds node options to this tree's runs.
 // Run: npx tsx bench/node-cold-start.ts [runs=9] [--before DIR]
 import {execFile} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
@@ -27,7 +28,7 @@ import {FAKE_OCI, startFakeOci} from '../test/doubles/cloud-api/oci.js'
 const args = process.argv.slice(2)
 const beforeAt = args.indexOf('--before')
 const beforeDir = beforeAt >= 0 ? resolve(args[beforeAt + 1] ?? '') : undefined
-const RUNS = Number(args.find((a, i) => /^\d+$/.test(a) && i !== beforeAt + 1) ?? 9)
+const RUNS = Number(args.find((a, i) => /^\d+$/.test(a) && (beforeAt < 0 || i !== beforeAt + 1)) ?? 9)
 if (RUNS > 25) throw new Error('at most 25 runs: each run launches new nodes of 50 per shape')
 const trees: Array<{label: string; bin: string; current: boolean}> = [{label: 'after', bin: join(import.meta.dirname, '..', 'bin', 'run.js'), current: true}]
 if (beforeDir) {
@@ -35,6 +36,8 @@ if (beforeDir) {
   if (!existsSync(join(beforeDir, 'dist'))) throw new Error(`--before ${beforeDir}: no dist/ there (run npm run build in it)`)
   trees.push({label: 'before', bin, current: false})
 }
+
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 
 const work = mkdtempSync(join(tmpdir(), 'citc-node-cold-start-'))
 const imagesJson = join(work, 'images.json')
@@ -100,7 +103,7 @@ async function resume(c: Cloud, base: number[]): Promise<Map<string, number[]>> 
   for (let k = 0; k < RUNS; k++) {
     base.push(await timed(['-e', '0']))
     // A new node each run: every run launches (none is adopted).
-    for (const t of trees) ms.get(t.label)!.push(await timed([t.bin, 'node', 'resume', c.node(n++), '--stand-in', standIns.get(t.label)!], sdkEnv))
+    for (const t of trees) ms.get(t.label)!.push(await timed([...(t.current ? nodeArgs : []), t.bin, 'node', 'resume', c.node(n++), '--stand-in', standIns.get(t.label)!], sdkEnv))
   }
   return ms
 }
