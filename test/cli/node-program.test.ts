@@ -68,7 +68,7 @@ describe('what a node program loads', () => {
 // slurmctld starts a node program on every power event: what it loads is its start-up time
 // (bench/node-cold-start.ts measures it). The parts that cost most and are not needed stay out.
 describe("a cloud node program's start", () => {
-  it('runs its driver and scontrol without execa or oclif', async () => {
+  it('runs its driver and scontrol without zod (once cluster.json is checked), execa or oclif', async () => {
     const ec2 = await startFakeEc2()
     try {
       const config = join(work, 'aws.json')
@@ -84,15 +84,21 @@ describe("a cloud node program's start", () => {
       )
       writeFileSync(join(work, 'no-slurmctld.conf'), 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
       const file = join(work, 'aws.stand-in.json')
-      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}, imagesJson: join(work, 'no-images.json')}}))
-      const loaded = join(work, 'loaded-aws.txt')
-      const env = {NODE_OPTIONS: listLoaded(loaded), AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2.metadataUrl, AWS_SHARED_CREDENTIALS_FILE: join(work, 'none'), AWS_CONFIG_FILE: join(work, 'none')}
-      const r = await citc(['node', 'suspend', 'lab-c5-0001', '--stand-in', file], {env})
-      expect(r.code, r.stderr).toBe(0)
-      expect(readFileSync(join(work, 'elastic.log'), 'utf8')).toMatch(/could not read the nodes' features .*\n.*lab-c5-0001: no instance, nothing to stop/)
-      const urls = readFileSync(loaded, 'utf8').split('\n')
+      const stateDir = join(work, 'node-programs')
+      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}, imagesJson: join(work, 'no-images.json'), stateDir}}))
+      const run = async (n: number) => {
+        const loaded = join(work, `loaded-aws-${n}.txt`)
+        const env = {NODE_OPTIONS: listLoaded(loaded), AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2.metadataUrl, AWS_SHARED_CREDENTIALS_FILE: join(work, 'none'), AWS_CONFIG_FILE: join(work, 'none')}
+        const r = await citc(['node', 'suspend', `lab-c5-000${n}`, '--stand-in', file], {env})
+        expect(r.code, r.stderr).toBe(0)
+        expect(readFileSync(join(work, 'elastic.log'), 'utf8')).toMatch(new RegExp(`could not read the nodes' features .*\\n.*lab-c5-000${n}: no instance, nothing to stop`))
+        return readFileSync(loaded, 'utf8').split('\n')
+      }
+      // The first run checks cluster.json and the stand-in (zod) and keeps the result; the next do not.
+      expect((await run(1)).filter((u) => u.includes('/node_modules/zod/')).length).toBeGreaterThan(0)
+      const urls = await run(2)
       expect(urls).toContain(pathToFileURL(join(ROOT, 'dist', 'lib', 'providers', 'aws', 'driver.js')).href)
-      expect(urls.filter((u) => /\/node_modules\/(execa|@oclif)\//.test(u))).toEqual([])
+      expect(urls.filter((u) => /\/node_modules\/(zod|execa|@oclif)\//.test(u))).toEqual([])
     } finally {
       await ec2.close()
     }

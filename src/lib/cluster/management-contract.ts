@@ -19,12 +19,13 @@ import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
+import {CLUSTER_JSON} from './cluster-json.js'
 import {clusterJsonStandInSchema} from '../stand-in.js'
 import {markSectionChecked} from '../providers/driver-section.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
-export const CLUSTER_JSON = '/etc/citc/cluster.json'
+export {CLUSTER_JSON} from './cluster-json.js'
 /** The version this citc writes and reads. playbooks/roles/citc_programs writes the same number. */
 export const MANAGEMENT_CONTRACT_VERSION = 1
 

@@ -12,7 +12,7 @@ const CHECKED = Symbol.for('citc.driverSectionChecked')
 
 /** The section as checked already: the driver's factory takes it as it is. */
 export function markSectionChecked<T extends object>(section: T): T {
-  Object.defineProperty(section, CHECKED, {value: true, enumerable: false})
+  if (!(CHECKED in section)) Object.defineProperty(section, CHECKED, {value: true, enumerable: false})
   return section
 }
 

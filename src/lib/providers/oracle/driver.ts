@@ -7,7 +7,8 @@ import type {DriverStandIn} from '../../stand-in.js'
 import {cloudDriverFactory} from '../cloud-driver.js'
 import {ociApi} from './oci-api.js'
 import {oracleNodeConfig} from './node-config.js'
-import {NODE_PROGRAMS_STATE_DIR, SESSION_FILE} from './session-cache.js'
+import {NODE_PROGRAMS_STATE_DIR} from '../state-dir.js'
+import {SESSION_FILE} from './session-cache.js'
 
 /** Where the session is kept between node programs: the stand-in's state directory, the management node's, or (doubles without one) nowhere. */
 export function sessionCacheFile(standIn: DriverStandIn): string | undefined {

@@ -15,8 +15,6 @@ import {randomBytes} from 'node:crypto'
 import {closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 
-/** The node programs' state on a management node (role common: owner the Slurm user, 0700). */
-export const NODE_PROGRAMS_STATE_DIR = '/var/lib/citc/node-programs'
 export const SESSION_FILE = 'oci-session.json'
 
 /**
