@@ -32,7 +32,7 @@ import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyOciError} from './failures.js'
 import type {OracleNodeConfig} from './node-config.js'
 import {dropSession, readSession, writeSession} from './session-cache.js'
-import {takeSessionKey, type SessionKeyPair} from './session-key.js'
+import {startSessionKey, takeSessionKey, type SessionKeyPair} from './session-key.js'
 import {splitOracleShape} from './shape-name.js'
 
 /**
@@ -206,6 +206,9 @@ export function hostnameLabel(name: string): {hostnameLabel?: string} {
 
 export function ociApi(o: OciApiOptions): CloudApi {
   const {section, cluster} = o
+  // Without a kept session the handshake needs a key pair: started now, on the thread pool, it is made
+  // while the metadata service is read. With one (most node programs), no key is made at all.
+  if (o.sessionCache === undefined || !readSession(o.sessionCache, endpointsKey(o.endpoints))) startSessionKey()
   let client: Promise<{compute: core.ComputeClient; principal: Principal; made: Promise<Principal>}> | undefined
   const compute = () =>
     (client ??= (async () => {
