@@ -2,7 +2,7 @@
 // each used to fetch a session token (metadata reads, an RSA key pair, a call to the auth service: the
 // largest part of an Oracle node program's start, bench/node-cold-start.ts). The token and the private
 // key it is bound to are kept in one file of the node programs' own state directory (NODE_PROGRAMS_STATE_DIR,
-// made by the role for the Slurm user, 0700), mode 0600, until shortly before the token expires.
+// providers/state-dir.ts), mode 0600, until shortly before the token expires.
 //   secret   the file holds a private key and a bearer token: written 0600 (atomically: a temp file
 //            made 0600, then renamed), read only when it is this user's own and nobody else may read or
 //            write it; never logged (errors name the file, never its content).
@@ -10,10 +10,10 @@
 //            someone else's or for other endpoints: not used; the handshake runs and the file is rewritten.
 //   refused  a token the API refuses (401) although it had not expired (revoked): oci-api.ts drops the
 //            file and does the handshake once.
-// node:fs and node:crypto only (no SDK): loaded with the driver.
-import {randomBytes} from 'node:crypto'
-import {closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+// No SDK: loaded with the driver.
+import {rmSync} from 'node:fs'
+
+import {readPrivateJson, writePrivateJson} from '../state-dir.js'
 
 export const SESSION_FILE = 'oci-session.json'
 
@@ -50,27 +50,12 @@ export function tokenExpiry(token: string): number | undefined {
 
 /** The cached session for these endpoints, if it is usable now (see the header); else undefined. */
 export function readSession(file: string, endpoints: string, nowS = Date.now() / 1000): CachedSession | undefined {
-  let fd: number
-  try {
-    fd = openSync(file, 'r')
-  } catch {
-    return undefined
-  }
-  try {
-    const st = fstatSync(fd)
-    // Ours alone: a file others may read or write is not trusted (and is rewritten).
-    if (!st.isFile() || (st.mode & 0o077) !== 0 || (process.getuid && st.uid !== process.getuid())) return undefined
-    const doc = JSON.parse(readFileSync(fd, 'utf8')) as Partial<SessionFile>
-    if (doc.version !== 1 || doc.endpoints !== endpoints || typeof doc.token !== 'string' || typeof doc.privateKey !== 'string') return undefined
-    if (!doc.privateKey.includes('PRIVATE KEY')) return undefined
-    const exp = tokenExpiry(doc.token)
-    if (exp === undefined || exp - nowS < SESSION_MARGIN_S) return undefined
-    return {token: doc.token, privateKey: doc.privateKey}
-  } catch {
-    return undefined
-  } finally {
-    closeSync(fd)
-  }
+  const doc = readPrivateJson(file) as Partial<SessionFile> | undefined
+  if (doc?.version !== 1 || doc.endpoints !== endpoints || typeof doc.token !== 'string' || typeof doc.privateKey !== 'string') return undefined
+  if (!doc.privateKey.includes('PRIVATE KEY')) return undefined
+  const exp = tokenExpiry(doc.token)
+  if (exp === undefined || exp - nowS < SESSION_MARGIN_S) return undefined
+  return {token: doc.token, privateKey: doc.privateKey}
 }
 
 /**
@@ -78,25 +63,7 @@ export function readSession(file: string, endpoints: string, nowS = Date.now() /
  * cannot be made or written only means the next program does the handshake again: never an error.
  */
 export function writeSession(file: string, endpoints: string, session: CachedSession): boolean {
-  const tmp = join(dirname(file), `.${SESSION_FILE}.${randomBytes(6).toString('hex')}`)
-  try {
-    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
-    const fd = openSync(tmp, 'wx', 0o600)
-    try {
-      writeSync(fd, `${JSON.stringify({version: 1, endpoints, token: session.token, privateKey: session.privateKey} satisfies SessionFile)}\n`)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(tmp, file)
-    return true
-  } catch {
-    try {
-      rmSync(tmp, {force: true})
-    } catch {
-      // no directory to leave a temp file in
-    }
-    return false
-  }
+  return writePrivateJson(file, {version: 1, endpoints, token: session.token, privateKey: session.privateKey} satisfies SessionFile)
 }
 
 /** Forget the session (the API refused its token). */

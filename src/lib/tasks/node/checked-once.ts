@@ -6,11 +6,13 @@
 // build takes the kept result without loading zod. Anything else — another text, a rebuilt or upgraded
 // citc, a kept file that cannot be read or is not ours alone — is checked again, with the same result
 // and the same errors as always (a file that fails its check is never kept). No state directory: every
-// run checks. node:fs, node:crypto and node:path only.
-import {createHash, randomBytes} from 'node:crypto'
-import {closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
+// run checks. No zod, of course.
+import {createHash} from 'node:crypto'
+import {readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+
+import {readPrivateJson, writePrivateJson} from '../../providers/state-dir.js'
 
 interface Kept<T> {
   key: string
@@ -27,46 +29,6 @@ function build(): string | undefined {
   }
 }
 
-function readKept<T>(file: string, key: string): T | undefined {
-  let fd: number
-  try {
-    fd = openSync(file, 'r')
-  } catch {
-    return undefined
-  }
-  try {
-    const st = fstatSync(fd)
-    if (!st.isFile() || (st.mode & 0o077) !== 0 || (process.getuid && st.uid !== process.getuid())) return undefined
-    const kept = JSON.parse(readFileSync(fd, 'utf8')) as Partial<Kept<T>>
-    return kept.key === key && kept.value !== undefined ? kept.value : undefined
-  } catch {
-    return undefined
-  } finally {
-    closeSync(fd)
-  }
-}
-
-function keep<T>(file: string, kept: Kept<T>) {
-  const tmp = `${file}.${randomBytes(6).toString('hex')}`
-  try {
-    mkdirSync(join(file, '..'), {recursive: true, mode: 0o700})
-    const fd = openSync(tmp, 'wx', 0o600)
-    try {
-      writeSync(fd, `${JSON.stringify(kept)}\n`)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(tmp, file)
-  } catch {
-    // Not kept: the next run checks again.
-    try {
-      rmSync(tmp, {force: true})
-    } catch {
-      // no directory to clean
-    }
-  }
-}
-
 /**
  * `check()`'s result for this text of `file`: kept from an earlier run with the same text, path and build
  * (in `dir`, as `checked-<name>.json`), or checked now (and kept when it passes). `check` must be pure in
@@ -77,9 +39,23 @@ export async function checkedOnce<T>(o: {dir: string | undefined; name: string; 
   if (o.dir === undefined || stamp === undefined) return o.check()
   const key = createHash('sha256').update(`${stamp}\0${o.file}\0${o.text}`).digest('hex')
   const keptFile = join(o.dir, `checked-${o.name}.json`)
-  const kept = readKept<T>(keptFile, key)
-  if (kept !== undefined) return kept
+  const kept = readPrivateJson(keptFile) as Partial<Kept<T>> | undefined
+  if (kept?.key === key && kept.value !== undefined) return kept.value
   const value = await o.check()
-  keep(keptFile, {key, value})
+  writePrivateJson(keptFile, {key, value} satisfies Kept<T>)
   return value
+}
+
+/**
+ * A file read and checked once per content (checkedOnce) in the directory `dir` names for its text. A file
+ * that cannot be read goes to `check(undefined)`, whose reader says what is wrong with it, as always.
+ */
+export async function checkedFileOnce<T>(o: {file: string; name: string; dir(text: string): string | undefined; check(text: string | undefined): Promise<T>}): Promise<T> {
+  let text: string
+  try {
+    text = readFileSync(o.file, 'utf8')
+  } catch {
+    return o.check(undefined)
+  }
+  return checkedOnce({dir: o.dir(text), name: o.name, file: o.file, text, check: () => o.check(text)})
 }

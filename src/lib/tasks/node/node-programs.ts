@@ -7,7 +7,7 @@
 // Their start is on every power event's path: no zod (cluster.json and a stand-in are checked once per
 // content, checked-once.ts), no execa (tools/exec.ts runs scontrol with node:child_process), no oclif
 // (bin/run.js comes straight here); test/cli/node-program.test.ts checks what they load.
-import {appendFileSync, existsSync, mkdirSync, readFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
 
 import {CLUSTER_JSON} from '../../cluster/cluster-json.js'
@@ -23,7 +23,7 @@ import {expandHostlist} from '../../slurm/hostlist.js'
 import {featureValue} from '../../slurm/nodes.js'
 import type {StandIn} from '../../stand-in.js'
 import {localTransport} from '../../transport/local.js'
-import {checkedOnce} from './checked-once.js'
+import {checkedFileOnce} from './checked-once.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
 export type NodeHostConfig = ManagementContract
@@ -101,45 +101,39 @@ const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
  * node programs' state directory (a stand-in's stateDir; with a stand-in and none, every time).
  */
 async function readConfig(file: string, standIn?: StandIn): Promise<NodeHostConfig> {
-  let text: string | undefined
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch {
-    // The reader says what is wrong with the file, as always.
-  }
-  const check = async () => {
-    const contract = await import('../../cluster/management-contract.js')
-    return text === undefined ? contract.readManagementContractFile(file) : contract.parseManagementContract(text, file)
-  }
-  if (text === undefined) return check()
-  const cfg = await checkedOnce({dir: standIn ? standIn.driver?.stateDir : NODE_PROGRAMS_STATE_DIR, name: 'cluster-json', file, text, check})
+  const cfg = await checkedFileOnce({
+    file,
+    name: 'cluster-json',
+    dir: () => (standIn ? standIn.driver?.stateDir : NODE_PROGRAMS_STATE_DIR),
+    async check(text) {
+      const contract = await import('../../cluster/management-contract.js')
+      return text === undefined ? contract.readManagementContractFile(file) : contract.parseManagementContract(text, file)
+    },
+  })
   // Checked with the file: its driver's factory does not check the section again.
   if (cfg.driver !== null && typeof cfg.driver === 'object') markSectionChecked(cfg.driver)
   return cfg
 }
 
 /** A --stand-in file as stand-in.ts reads it, checked once per content in its own driver.stateDir (if it names one). */
-async function readStandIn(file: string): Promise<StandIn> {
-  let text: string | undefined
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch {
-    // readStandInFile says what is wrong, as always.
-  }
-  const check = async () => {
-    const s = await import('../../stand-in.js')
-    return text === undefined ? s.readStandInFile(file) : s.parseStandIn(text, file)
-  }
-  if (text === undefined) return check()
-  let dir: string | undefined
-  try {
-    // Only where a result may have been kept: the result itself comes from the check.
-    const d = (JSON.parse(text) as {driver?: {stateDir?: unknown}})?.driver?.stateDir
-    dir = typeof d === 'string' && d.startsWith('/') ? d : undefined
-  } catch {
-    dir = undefined
-  }
-  return checkedOnce({dir, name: 'stand-in', file: resolve(file), text, check})
+function readStandIn(file: string): Promise<StandIn> {
+  return checkedFileOnce({
+    file: resolve(file),
+    name: 'stand-in',
+    dir(text) {
+      // Only where a result may have been kept: the result itself comes from the check.
+      try {
+        const d = (JSON.parse(text) as {driver?: {stateDir?: unknown}} | null)?.driver?.stateDir
+        return typeof d === 'string' && d.startsWith('/') ? d : undefined
+      } catch {
+        return undefined
+      }
+    },
+    async check(text) {
+      const s = await import('../../stand-in.js')
+      return text === undefined ? s.readStandInFile(file) : s.parseStandIn(text, file)
+    },
+  })
 }
 
 /** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
