@@ -8,9 +8,9 @@
 // Before and after in one run (the machine is shared and noisy: only ratios taken side by side compare):
 // `--before DIR` names another citc checkout, built (e.g. `git worktree add /tmp/before main`, its
 // node_modules linked, `npm run build` there). Its runs, this tree's and `node -e 0` take turns, each with
-// a new node (none is adopted). Oracle: this tree caches its session token between runs (the stand-in's
-// driver.stateDir, as /var/lib/citc/node-programs on a management node); the first run fetches it, and its
-// time is printed apart ("first"), the median is over all runs.
+// a new node (none is adopted). Oracle: each tree whose stand-in takes driver.stateDir caches its session
+// token between runs (as /var/lib/citc/node-programs on a management node); the first run fetches it, and
+// its time is printed apart ("first"), the median is over all runs.
 // Where the time goes: BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' adds node options to this tree's runs.
 // Run: npx tsx bench/node-cold-start.ts [runs=9] [--before DIR]
 import {execFile} from 'node:child_process'
@@ -30,11 +30,12 @@ const beforeAt = args.indexOf('--before')
 const beforeDir = beforeAt >= 0 ? resolve(args[beforeAt + 1] ?? '') : undefined
 const RUNS = Number(args.find((a, i) => /^\d+$/.test(a) && (beforeAt < 0 || i !== beforeAt + 1)) ?? 9)
 if (RUNS > 25) throw new Error('at most 25 runs: each run launches new nodes of 50 per shape')
-const trees: Array<{label: string; bin: string; current: boolean}> = [{label: 'after', bin: join(import.meta.dirname, '..', 'bin', 'run.js'), current: true}]
+// keepsState: the tree's stand-in takes driver.stateDir (Oracle's session cache); older trees' strict schema refuses it.
+const trees: Array<{label: string; bin: string; current: boolean; keepsState: boolean}> = [{label: 'after', bin: join(import.meta.dirname, '..', 'bin', 'run.js'), current: true, keepsState: true}]
 if (beforeDir) {
   const bin = join(beforeDir, 'bin', 'run.js')
   if (!existsSync(join(beforeDir, 'dist'))) throw new Error(`--before ${beforeDir}: no dist/ there (run npm run build in it)`)
-  trees.push({label: 'before', bin, current: false})
+  trees.push({label: 'before', bin, current: false, keepsState: existsSync(join(beforeDir, 'dist', 'lib', 'providers', 'state-dir.js'))})
 }
 
 const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
@@ -92,8 +93,7 @@ async function resume(c: Cloud, base: number[]): Promise<Map<string, number[]>> 
     const stateDir = join(work, `state-${c.provider}-${t.label}`)
     mkdirSync(stateDir, {mode: 0o700})
     const file = join(work, `${c.provider}.${t.label}.stand-in.json`)
-    // The tree before this change knows no stateDir (its stand-in schema is strict).
-    writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: c.endpoints, imagesJson, ...(t.current ? {stateDir} : {})}}))
+    writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: c.endpoints, imagesJson, ...(t.keepsState ? {stateDir} : {})}}))
     standIns.set(t.label, file)
   }
   // The AWS and Google SDKs find their metadata service only through the environment.

@@ -1,8 +1,9 @@
-// Oracle Cloud's CloudApi (cloud-driver.ts) over oci-core's ComputeClient: list, launch and terminate
-// the cluster's compute instances. The only file that imports the OCI SDK (≈0.9 s to load):
-// the node programs reach it through driver.ts, imported when a driver is asked for.
+// Oracle Cloud's CloudApi (cloud-driver.ts) over OCI's Core compute calls (compute-calls.ts: oci-core's
+// ComputeClient methods rewritten over oci-common, so the node programs never load oci-core's 2.4 MB):
+// list, launch and terminate the cluster's compute instances. The node programs reach it through
+// driver.ts, imported when a driver is asked for.
 //
-// What the SDK is told, and why:
+// What the SDK (oci-common, through compute-calls.ts) is told, and why:
 //   retries   none (NoRetryConfigurationDetails, explicit although it is already the default of the
 //             three calls): the driver retries throttled/transient itself within its budget, and the
 //             SDK's own condition would retry "Out of host capacity" (a 500) as if it were transient.
@@ -24,11 +25,11 @@
 import {generateKeyPairSync} from 'node:crypto'
 
 import * as common from 'oci-common'
-import * as core from 'oci-core'
 
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {NodeFailure} from '../node-failures.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
+import {ComputeCalls} from './compute-calls.js'
 import {classifyOciError} from './failures.js'
 import type {OracleNodeConfig} from './node-config.js'
 import {dropSession, readSession, writeSession} from './session-cache.js'
@@ -209,21 +210,13 @@ export function ociApi(o: OciApiOptions): CloudApi {
   // Without a kept session the handshake needs a key pair: started now, on the thread pool, it is made
   // while the metadata service is read. With one (most node programs), no key is made at all.
   if (o.sessionCache === undefined || !readSession(o.sessionCache, endpointsKey(o.endpoints))) startSessionKey()
-  let client: Promise<{compute: core.ComputeClient; principal: Principal; made: Promise<Principal>}> | undefined
+  let client: Promise<{compute: ComputeCalls; principal: Principal; made: Promise<Principal>}> | undefined
   const compute = () =>
     (client ??= (async () => {
       quietSdkConsole()
       const made = instancePrincipal(o.endpoints, o.sessionCache)
       const principal = await made
-      const c = new core.ComputeClient(
-        {authenticationDetailsProvider: principal.auth},
-        {
-          retryConfiguration: common.NoRetryConfigurationDetails,
-          circuitBreaker: new common.CircuitBreaker({timeout: o.requestTimeoutMs ?? 60_000, errorThresholdPercentage: 100, volumeThreshold: Number.MAX_SAFE_INTEGER, resetTimeout: 1000}),
-        },
-      )
-      if (o.endpoints?.api) c.endpoint = o.endpoints.api
-      else c.regionId = section.region
+      const c = new ComputeCalls({auth: principal.auth, endpoint: o.endpoints?.api, region: section.region, requestTimeoutMs: o.requestTimeoutMs ?? 60_000})
       return {compute: c, principal, made}
     })().catch((error: unknown) => {
       client = undefined // the next call tries again (the metadata service may have been slow)
@@ -231,7 +224,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
     }))
 
   /** fn with the client; a cached token the API refuses is dropped and fn asked once more after the handshake. */
-  async function withCompute<T>(fn: (c: core.ComputeClient) => Promise<T>): Promise<T> {
+  async function withCompute<T>(fn: (c: ComputeCalls) => Promise<T>): Promise<T> {
     const made = compute()
     const first = await made
     try {
@@ -287,7 +280,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
             displayName: node.name,
             shape,
             ...(ocpus !== undefined && memoryGb !== undefined ? {shapeConfig: {ocpus, memoryInGBs: memoryGb}} : {}),
-            sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
+            sourceDetails: {sourceType: 'image', imageId: launch.imageId},
             // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
             // slurmd reports its own address when it registers, which is all Slurm needs.
             createVnicDetails: {subnetId: section.subnetId, ...hostnameLabel(node.name), assignPublicIp: false},
