@@ -1,4 +1,4 @@
-// The Oracle node driver with the real OCI SDK (oci-core/oci-common 2.139.1) against the fake OCI (a
+// The Oracle node driver with the real OCI SDK (oci-common 2.139.1; the Core calls: compute-calls.ts) against the fake OCI (a
 // TEST DOUBLE: test/doubles/cloud-api/oci.ts) — credentials through the production instance-principal chain
 // (metadata certificates → auth service session token), every request's signature checked by the fake.
 // The driver's clock and sleep are injected: retries take no real time, and their delays are asserted.
