@@ -115,7 +115,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
       playbook_vars_file: playbookVarsFile,
       script: o.scriptOnManagement ?? '',
       manifest,
-      ...(await builder.vars(build)),
+      ...(await builder.vars({...build, playbookVars: o.playbookVars})),
     }
     await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
     const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]
