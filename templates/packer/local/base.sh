@@ -18,6 +18,7 @@ else
   rm -rf --one-file-system "$partial"
   "$here/rootfs.sh" "$partial/rootfs" "$suite" "$version"
   "$here/playbook.sh" "$partial/rootfs" "$playbooks" "$vars"
+  echo "citc-step: keep the base for later builds"
   printf '{"builtAt": "%s", "suite": "%s", "slurmVersion": "%s"}\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$suite" "$version" >"$partial/base.json"
   mv -T "$partial" "$base"
   echo "citc-step: the base root filesystem (built: $base)"

@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {localImages} from '../../../../src/lib/providers/local/image-builder.js'
+import {localImages, type LocalImageRecord} from '../../../../src/lib/providers/local/image-builder.js'
 import {currentLocalImage} from '../../../../src/lib/providers/local/driver.js'
 import {MemoryTransport} from '../../../doubles/memory-transport.js'
 import {readManagementContract} from '../../../../src/lib/cluster/management-contract.js'
@@ -55,7 +55,7 @@ function store(o: {now?: () => Date} = {}) {
       writeFileSync(join(base, 'base.json'), JSON.stringify({builtAt: new Date().toISOString()}))
     }
     packerBuilt(name)
-    return {record: await images.collect({name, version, arch: 'x86_64', inputs: `in-${version}`}), base}
+    return {record: (await images.collect({name, version, arch: 'x86_64', inputs: `in-${version}`})) as LocalImageRecord, base}
   }
   return {dir, imagesDir, runDir, aptDir, images, build, buildFrom, packerBuilt}
 }
