@@ -36,7 +36,7 @@ build {
   sources = ["source.null.local"]
 
   provisioner "shell-local" {
-    inline = ["${path.root}/local/base.sh '${var.base_dir}' '${var.output_dir}/rootfs' '${var.suite}' '${var.slurm_version}' '${var.playbooks_dir}' '${var.playbook_vars_file}'"]
+    inline = ["${path.root}/local/base.sh '${var.base_dir}' '${var.output_dir}/rootfs' '${var.suite}' '${var.slurm_version}' '${var.playbooks_dir}' '${var.playbook_vars_file}' '${var.script}'"]
   }
 
   provisioner "shell-local" {

@@ -1,13 +1,13 @@
 // The local provider's image build for real (root): Debian's Packer runs templates/packer/local.pkr.hcl,
 // mmdebstrap makes the base and compute.yml configures it, the customisation script runs in a copy.
 // A second build with only the script changed copies the base: Packer's output (the lines citc's steps
-// print) shows no mmdebstrap. The two images are the same in what matters: the same packages at the
+// print) shows no mmdebstrap. A build with no script links the base's files instead of copying them. The two images are the same in what matters: the same packages at the
 // same versions, the same files with the same modes, owners, sizes and links (the script's own file
 // apart), the same /etc/citc/image.json but for the name and version. Removing the images removes the
 // base. Each run builds one base (~30-60 s): no test fixture makes this root filesystem (the machines'
 // fixture, test/helpers/machines.ts, is another one: a machine's Debian, not a compute image).
 import {spawnSync} from 'node:child_process'
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
@@ -54,9 +54,9 @@ describe('local image base', () => {
   const images = localImages('imgbase', async () => ({sharedDir: '/mnt/shared'}), {imagesDir, runDir})
   const slurmVersion = hostSlurmVersion()
 
-  async function build(version: string, script: string): Promise<{record: LocalImageRecord; lines: string[]}> {
-    const file = join(work, `script-${version}.sh`)
-    writeFileSync(file, script, {mode: 0o700})
+  async function build(version: string, script?: string): Promise<{record: LocalImageRecord; lines: string[]}> {
+    const file = script === undefined ? undefined : join(work, `script-${version}.sh`)
+    if (file) writeFileSync(file, script!, {mode: 0o700})
     const lines: string[] = []
     const record = await buildImage(images, {
       cluster: 'imgbase',
@@ -105,10 +105,21 @@ describe('local image base', () => {
     expect(jsonB).toEqual({...jsonA, name: b.record.name, version: b.record.version})
     expect(jsonA).toMatchObject({name: a.record.name, version: a.record.version, cluster: 'imgbase', arch: 'x86_64'})
 
+    // No script: the image links the base's files (nothing writes into them); its image.json is its own file.
+    const c = await build('3')
+    expect(c.lines.join('\n')).toContain('the base root filesystem (reused')
+    const rootC = join(imagesDir, c.record.name, 'rootfs')
+    expect(statSync(join(rootC, 'usr/sbin/slurmd')).ino).toBe(statSync(join(base, 'rootfs/usr/sbin/slurmd')).ino)
+    expect(statSync(join(rootC, 'etc/citc/image.json')).ino).not.toBe(statSync(join(base, 'rootfs/etc/citc/image.json')).ino)
+    expect(JSON.parse(readFileSync(join(rootC, 'etc/citc/image.json'), 'utf8'))).toEqual({...jsonA, name: c.record.name, version: c.record.version})
+    expect(JSON.parse(readFileSync(join(base, 'rootfs/etc/citc/image.json'), 'utf8'))).toEqual(jsonA)
+    expect(packages(rootC)).toEqual(packages(rootA))
+
     // Pruning: the base goes with the last image that records it.
     await images.remove(a.record)
-    expect(readdirSync(join(imagesDir, '.bases'))).toEqual([a.record.base])
     await images.remove(b.record)
+    expect(readdirSync(join(imagesDir, '.bases'))).toEqual([a.record.base])
+    await images.remove(c.record)
     expect(readdirSync(join(imagesDir, '.bases'))).toEqual([])
   }, 1_200_000)
 })
