@@ -1,8 +1,7 @@
 // What goes into an image, as one digest: `citc create` rebuilds the image only when it changed (the
 // template, the compute playbook and the roles it names, the customisation script, the Slurm version,
 // the playbook's variables). And what goes into its base (the local provider's cached root filesystem,
-// everything an image has before the customisation script runs): the same inputs without the script,
-// plus what the builder fetches the packages from (its apt sources).
+// everything an image has before the customisation script runs): the same inputs without the script.
 import {createHash} from 'node:crypto'
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join, relative} from 'node:path'
@@ -61,20 +60,13 @@ export function imageInputsDigest(i: ImageInputs): string {
   return digestWith(i.packageRoot, `script\0${i.script ?? ''}\0slurm\0${i.slurmVersion}\0arch\0${i.arch}\0vars\0${stableJson(i.playbookVars)}`)
 }
 
-export interface BaseInputs extends Omit<ImageInputs, 'script'> {
-  /**
-   * What the base's packages come from and the builder does not ship: the apt sources' text
-   * (file name → content), so a new mirror or suite in them builds a new base.
-   */
-  sources: Record<string, string>
-}
-
 /**
- * The key of an image's base: every input of the image (imageInputsDigest) but the customisation script,
- * plus the apt sources. Two builds with the same key make the same root filesystem up to the script.
+ * What goes into an image's base (the local provider's cached root filesystem, before the customisation
+ * script): every input of the image (imageInputsDigest) but the script. The local builder adds what
+ * its packages come from (providers/local/image-bases.ts baseKey).
  */
-export function baseInputsDigest(i: BaseInputs): string {
-  return digestWith(i.packageRoot, `base\0slurm\0${i.slurmVersion}\0arch\0${i.arch}\0vars\0${stableJson(i.playbookVars)}\0sources\0${stableJson(i.sources)}`)
+export function baseInputsDigest(i: Omit<ImageInputs, 'script'>): string {
+  return digestWith(i.packageRoot, `base\0slurm\0${i.slurmVersion}\0arch\0${i.arch}\0vars\0${stableJson(i.playbookVars)}`)
 }
 
 /** JSON with every object's keys sorted, so the same variables always give the same digest. */

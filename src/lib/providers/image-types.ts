@@ -83,9 +83,9 @@ export interface ImageBuilder {
   playbookVars(): Promise<Record<string, unknown>>
   /**
    * The provider's variables for one build (network, base image, where the output goes…).
-   * `playbookVars`: compute.yml's variables as the inputs digest has them (local: its base's key has them too).
+   * `baseInputs`: the digest of what goes into the image but the script (images/inputs.ts; local: its cached base's key).
    */
-  vars(build: {name: string; version: string; arch: Arch; slurmVersion: string; playbookVars?: Record<string, unknown>}): Promise<PackerVars>
+  vars(build: {name: string; version: string; arch: Arch; slurmVersion: string; baseInputs?: string}): Promise<PackerVars>
   /**
    * After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags).
    * `imageJson`: the image's /etc/citc/image.json as the build printed it (build.ts), if it did.

@@ -4,7 +4,7 @@
 //   <image>/rootfs/    the node's / (the lower layer of every node's overlay)
 //   <image>/image.json what citc records about it (LocalImageRecord: with the key of its base)
 //   current → <image>  what new nodes boot (switched atomically: a symlink renamed over the old one)
-//   .bases/<key>/      the root filesystem before the customisation script (images/bases.ts), keyed by
+//   .bases/<key>/      the root filesystem before the customisation script (image-bases.ts), keyed by
 //                      what goes into it; every image's rootfs starts as a copy of one. Built into
 //                      <key>.partial and renamed, so an interrupted build never leaves one half made.
 // Running nodes keep the image they booted (their overlay holds it; <runDir>/<node>.image names it).
@@ -14,12 +14,11 @@ import {arch as osArch} from 'node:os'
 import {join} from 'node:path'
 
 import {CitcError} from '../../errors.js'
-import {baseExpired, prunableBases} from '../../images/bases.js'
-import {baseInputsDigest} from '../../images/inputs.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
 import {gpuDriverOf, type ImageBuilder, type ImageBuilderContext, type ImageBuilderFactory, type ImageInfo, type ImageRecord} from '../image-types.js'
 import {run} from '../../tools/exec.js'
 import {archOf} from './shapes.js'
+import {aptSources, baseExpired, baseKey, prunableBases} from './image-bases.js'
 import {currentLocalImage, LOCAL_DRIVER_DEFAULTS, LOCAL_IMAGES_ROOT, localNodeImage} from './driver.js'
 
 
@@ -70,16 +69,6 @@ function builtAt(base: string): string | undefined {
   } catch {
     return undefined
   }
-}
-
-/** The text of this machine's apt sources (rootfs.sh picks the suite's among them), by file name. */
-export function aptSources(aptDir = '/etc/apt'): Record<string, string> {
-  const files = [join(aptDir, 'sources.list')]
-  const d = join(aptDir, 'sources.list.d')
-  if (existsSync(d)) for (const f of readdirSync(d).sort()) if (f.endsWith('.list') || f.endsWith('.sources')) files.push(join(d, f))
-  const text: Record<string, string> = {}
-  for (const f of files) if (existsSync(f)) text[f.slice(aptDir.length + 1)] = readFileSync(f, 'utf8')
-  return text
 }
 
 /** Mount points under `dir` (deepest first): what an interrupted mmdebstrap can leave behind. */
@@ -163,13 +152,13 @@ export function localImages(cluster: string, managementContract: ImageBuilderCon
       const contract = await managementContract()
       return {provider: 'local', cluster_name: cluster, shared_dir: contract.sharedDir}
     },
-    async vars({name, arch, slurmVersion, playbookVars}) {
-      if (!playbookVars) throw new Error('internal: the local image builder needs the build\'s playbook variables (its base\'s key has them)')
+    async vars({name, slurmVersion, baseInputs}) {
+      if (!baseInputs) throw new Error('internal: the local image builder needs the digest of what goes into the base (inputsStep computes it)')
       mkdirSync(root, {recursive: true, mode: 0o755})
       // A build runs under the cluster's lock, so a half-built image here is one whose citc was killed
       // (a failed build discards its own): remove it, or it would stay, unlisted, for ever.
       for (const d of readdirSync(root)) if (d.endsWith('.partial')) await removeTree(join(root, d))
-      const key = baseInputsDigest({packageRoot: PACKAGE_ROOT, slurmVersion, arch, playbookVars, sources: aptSources(o.aptDir)})
+      const key = baseKey(baseInputs, aptSources(o.aptDir))
       const base = join(basesDir, key)
       if (existsSync(base) && baseExpired(builtAt(base), now())) await removeTree(base)
       await pruneBases(key)

@@ -9,16 +9,26 @@
 import {spawnSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {buildImage} from '../../../../src/lib/images/build.js'
+import {baseInputsDigest} from '../../../../src/lib/images/inputs.js'
 import {gpuImageVars} from '../../../../src/lib/images/gpu.js'
 import {localImages, type LocalImageRecord} from '../../../../src/lib/providers/local/image-builder.js'
 import {localTransport} from '../../../../src/lib/transport/local.js'
 
+const ROOT = join(import.meta.dirname, '..', '..', '..', '..')
 const work = mkdtempSync('/var/tmp/citc-image-base-')
 afterAll(() => {
   spawnSync('rm', ['-rf', '--one-file-system', work])
+})
+
+// Packer runs mmdebstrap and then ansible-playbook (compute.yml) in the base step: all three must be here.
+beforeAll(() => {
+  for (const [tool, args] of [['packer', ['version']], ['mmdebstrap', ['--version']], ['ansible-playbook', ['--version']]] as const) {
+    const r = spawnSync(tool, [...args], {encoding: 'utf8'})
+    if (r.status !== 0) throw new Error(`image-base test: ${tool} does not run here (${r.error?.message ?? r.stderr.trim()}); apt-get install packer mmdebstrap ansible-core`)
+  }
 })
 
 function hostSlurmVersion(): string {
@@ -58,12 +68,15 @@ describe('local image base', () => {
     const file = script === undefined ? undefined : join(work, `script-${version}.sh`)
     if (file) writeFileSync(file, script!, {mode: 0o700})
     const lines: string[] = []
+    // What inputsStep gives a build: compute.yml's variables and the digest of what goes into the base.
+    const playbookVars = {...(await images.playbookVars()), ...gpuImageVars([])}
     const record = await buildImage(images, {
       cluster: 'imgbase',
       arch: 'x86_64',
       inputs: `test-${version}`,
       slurmVersion,
-      playbookVars: {...(await images.playbookVars()), ...gpuImageVars([])},
+      playbookVars,
+      baseInputs: baseInputsDigest({packageRoot: ROOT, slurmVersion, arch: 'x86_64', playbookVars}),
       scriptOnManagement: file,
       management: localTransport(),
       signal: AbortSignal.timeout(900_000),

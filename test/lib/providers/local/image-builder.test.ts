@@ -8,6 +8,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 
 import {localImages, type LocalImageRecord} from '../../../../src/lib/providers/local/image-builder.js'
 import {currentLocalImage} from '../../../../src/lib/providers/local/driver.js'
+import {baseInputsDigest} from '../../../../src/lib/images/inputs.js'
 import {MemoryTransport} from '../../../doubles/memory-transport.js'
 import {readManagementContract} from '../../../../src/lib/cluster/management-contract.js'
 
@@ -23,6 +24,8 @@ afterAll(() => {
 })
 
 const PLAYBOOK_VARS = {provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared'}
+/** What the image steps hand the builder for a build with this Slurm version (inputsStep's baseInputs). */
+const baseInputs = (slurmVersion = '22.05.8-4+deb12u3') => baseInputsDigest({packageRoot: join(import.meta.dirname, '..', '..', '..', '..'), slurmVersion, arch: 'x86_64', playbookVars: PLAYBOOK_VARS})
 
 function store(o: {now?: () => Date} = {}) {
   const dir = tempDir()
@@ -48,7 +51,7 @@ function store(o: {now?: () => Date} = {}) {
   /** A whole build: vars (which picks the base), what Packer's base step leaves (the base, when it made one), collect. */
   const buildFrom = async (version: string, o: {slurmVersion?: string} = {}) => {
     const name = `citc-slurm-compute-demo-v${version}`
-    const vars = await images.vars({name, version, arch: 'x86_64', slurmVersion: o.slurmVersion ?? '22.05.8-4+deb12u3', playbookVars: PLAYBOOK_VARS})
+    const vars = await images.vars({name, version, arch: 'x86_64', slurmVersion: o.slurmVersion ?? '22.05.8-4+deb12u3', baseInputs: baseInputs(o.slurmVersion)})
     const base = String(vars.base_dir)
     if (!existsSync(base)) {
       mkdirSync(join(base, 'rootfs'), {recursive: true})
@@ -140,7 +143,7 @@ describe('local images', () => {
     const s = store()
     await s.build('20260101000000')
     s.packerBuilt('citc-slurm-compute-demo-v20260102000000') // its citc was killed before collect
-    const vars = await s.images.vars({name: 'citc-slurm-compute-demo-v20260103000000', version: '20260103000000', arch: 'x86_64', slurmVersion: '22.05.8', playbookVars: PLAYBOOK_VARS})
+    const vars = await s.images.vars({name: 'citc-slurm-compute-demo-v20260103000000', version: '20260103000000', arch: 'x86_64', slurmVersion: '22.05.8', baseInputs: baseInputs('22.05.8')})
     expect(vars.output_dir).toBe(join(s.imagesDir, 'citc-slurm-compute-demo-v20260103000000.partial'))
     expect(existsSync(join(s.imagesDir, 'citc-slurm-compute-demo-v20260102000000.partial'))).toBe(false)
     expect(existsSync(join(s.imagesDir, 'citc-slurm-compute-demo-v20260101000000'))).toBe(true)
@@ -186,7 +189,7 @@ describe('local images', () => {
     mkdirSync(join(`${a.base}x.partial`, 'rootfs'), {recursive: true})
     // A base no image records (its build failed after making it) and that is not this build's.
     mkdirSync(join(s.imagesDir, '.bases', '0123456789abcdef', 'rootfs'), {recursive: true})
-    const vars = await s.images.vars({name: 'citc-slurm-compute-demo-v20260102000000', version: '20260102000000', arch: 'x86_64', slurmVersion: '22.05.8-4+deb12u3', playbookVars: PLAYBOOK_VARS})
+    const vars = await s.images.vars({name: 'citc-slurm-compute-demo-v20260102000000', version: '20260102000000', arch: 'x86_64', slurmVersion: '22.05.8-4+deb12u3', baseInputs: baseInputs()})
     expect(vars.base_dir).toBe(a.base)
     expect(readdirSync(join(s.imagesDir, '.bases'))).toEqual([a.base.split('/').at(-1)])
     // Failed while making its base: discard removes the .partial, keeps the whole one.
@@ -196,7 +199,7 @@ describe('local images', () => {
     expect(existsSync(a.base)).toBe(true)
     // Eight days on, the same inputs build their base again (Debian's updates reach new images).
     now = new Date(now.getTime() + 8 * 86_400_000)
-    await s.images.vars({name: 'citc-slurm-compute-demo-v20260103000000', version: '20260103000000', arch: 'x86_64', slurmVersion: '22.05.8-4+deb12u3', playbookVars: PLAYBOOK_VARS})
+    await s.images.vars({name: 'citc-slurm-compute-demo-v20260103000000', version: '20260103000000', arch: 'x86_64', slurmVersion: '22.05.8-4+deb12u3', baseInputs: baseInputs()})
     expect(existsSync(a.base)).toBe(false)
   })
 })

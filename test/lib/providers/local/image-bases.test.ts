@@ -1,15 +1,18 @@
-// An image's base (the local provider's cached root filesystem before the customisation script): its
-// key changes with everything that goes into it and not with the script; the bases pruning keeps are
-// exactly the kept images'; an old base is built again.
+// A local image's base (the root filesystem before the customisation script): its key changes with
+// everything that goes into it (images/inputs.ts baseInputsDigest, then the apt sources) and not with
+// the script; the bases pruning keeps are exactly the kept images'; an old base is built again.
 import {cpSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {baseExpired, prunableBases} from '../../../src/lib/images/bases.js'
-import {baseInputsDigest, imageInputsDigest} from '../../../src/lib/images/inputs.js'
+import {baseInputsDigest, imageInputsDigest} from '../../../../src/lib/images/inputs.js'
+import {baseExpired, baseKey, prunableBases} from '../../../../src/lib/providers/local/image-bases.js'
 
-const ROOT = join(import.meta.dirname, '..', '..', '..')
+const ROOT = join(import.meta.dirname, '..', '..', '..', '..')
+const SOURCES = {'sources.list': 'deb http://deb.debian.org/debian bookworm main\n'}
+/** The key the local builder gives a base: the image steps' digest, then the apt sources. */
+const keyOf = (i: typeof inputs & {script?: string; sources?: Record<string, string>}) => baseKey(baseInputsDigest(i), i.sources ?? SOURCES)
 
 const temps: string[] = []
 afterAll(() => {
@@ -29,27 +32,26 @@ const inputs = {
   packageRoot: ROOT,
   slurmVersion: '22.05.8-4+deb12u3',
   arch: 'x86_64',
-  playbookVars: {provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared', compute_gpu: false},
-  sources: {'sources.list': 'deb http://deb.debian.org/debian bookworm main\n'},
+  playbookVars: {provider: 'local', cluster_name: 'demo', shared_dir: '/mnt/shared', compute_gpu: false} as Record<string, unknown>,
 }
 
 describe("an image base's key", () => {
   it('is the same for the same inputs, whatever the order of the variables and sources', () => {
-    const k = baseInputsDigest(inputs)
+    const k = keyOf(inputs)
     expect(k).toMatch(/^[0-9a-f]{16}$/)
-    expect(baseInputsDigest({...inputs, playbookVars: {compute_gpu: false, shared_dir: '/mnt/shared', cluster_name: 'demo', provider: 'local'}})).toBe(k)
-    expect(baseInputsDigest({...inputs, sources: {'sources.list.d/x.list': '', ...inputs.sources}})).not.toBe(k) // a new file is a new input
+    expect(keyOf({...inputs, playbookVars: {compute_gpu: false, shared_dir: '/mnt/shared', cluster_name: 'demo', provider: 'local'}})).toBe(k)
+    expect(keyOf({...inputs, sources: {'sources.list.d/x.list': '', ...SOURCES}})).not.toBe(k) // a new file is a new input
   })
 
   it('does not change when only the customisation script does (the image digest does)', () => {
     // The base's inputs have no script: the same base serves images with any script.
     const withScript = {...inputs, script: 'apt-get install -y hello\n'}
-    expect(baseInputsDigest(withScript)).toBe(baseInputsDigest(inputs))
+    expect(keyOf(withScript)).toBe(keyOf(inputs))
     expect(imageInputsDigest(withScript)).not.toBe(imageInputsDigest(inputs))
   })
 
   it('changes with the Slurm version, the architecture, each playbook variable and the apt sources (mirror, suite)', () => {
-    const k = baseInputsDigest(inputs)
+    const k = keyOf(inputs)
     const changed = [
       {...inputs, slurmVersion: '22.05.8-4+deb12u4'},
       {...inputs, arch: 'arm64'},
@@ -59,7 +61,7 @@ describe("an image base's key", () => {
       {...inputs, sources: {'sources.list': 'deb http://mirror.example/debian bookworm main\n'}},
       {...inputs, sources: {'sources.list': 'deb http://deb.debian.org/debian trixie main\n'}},
     ]
-    const keys = changed.map((c) => baseInputsDigest(c))
+    const keys = changed.map((c) => keyOf(c))
     for (const key of keys) expect(key).not.toBe(k)
     expect(new Set(keys).size).toBe(keys.length)
   })
@@ -67,15 +69,15 @@ describe("an image base's key", () => {
   it('changes with the package list (rootfs.sh), the base step (base.sh) and a compute role, not with a management-only role', () => {
     const copy = packageCopy()
     const there = {...inputs, packageRoot: copy}
-    const k = baseInputsDigest(there)
-    expect(k).toBe(baseInputsDigest(inputs))
+    const k = keyOf(there)
+    expect(k).toBe(keyOf(inputs))
     writeFileSync(join(copy, 'playbooks/roles/slurmdbd/tasks/main.yml'), '# changed\n')
-    expect(baseInputsDigest(there)).toBe(k)
+    expect(keyOf(there)).toBe(k)
     const steps = ['templates/packer/local/rootfs.sh', 'templates/packer/local/base.sh', 'playbooks/roles/slurmd/tasks/main.yml', 'playbooks/roles/compute_image/tasks/main.yml']
     let last = k
     for (const f of steps) {
       writeFileSync(join(copy, f), `# changed ${f}\n`)
-      const now = baseInputsDigest(there)
+      const now = keyOf(there)
       expect(now, f).not.toBe(last)
       last = now
     }
