@@ -5,8 +5,10 @@
 //   <image>/image.json what citc records about it (LocalImageRecord: with the key of its base)
 //   current → <image>  what new nodes boot (switched atomically: a symlink renamed over the old one)
 //   .bases/<key>/      the root filesystem before the customisation script (image-bases.ts), keyed by
-//                      what goes into it; every image's rootfs starts as a copy of one. Built into
-//                      <key>.partial and renamed, so an interrupted build never leaves one half made.
+//                      what goes into it; every image's rootfs starts as a copy of one (hard links
+//                      when the build has no customisation script: templates/packer/local/base.sh).
+//                      Built into <key>.partial and renamed, so an interrupted build never leaves one
+//                      half made.
 // Running nodes keep the image they booted (their overlay holds it; <runDir>/<node>.image names it).
 // `citc destroy` removes the whole directory (playbooks/teardown.yml), bases with it.
 import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
