@@ -21,6 +21,7 @@ export const INTEGRATION = [
   // The security collector for real, as root, on a planted management node tree (the stand-in's securityRoot).
   'test/cli/doctor-security.test.ts',
   'test/cli/errors.test.ts',
+  'test/cli/fast-help.test.ts',
   'test/cli/finish-preview.test.ts',
   'test/cli/help.test.ts',
   'test/cli/interrupt.test.ts',
@@ -70,6 +71,8 @@ export const INTEGRATION = [
   'test/playbooks/node-user-data-boot.test.ts',
   // slapd of the test's own on ldaps with the ldap role's certificates, nslcd on a namespace machine (root).
   'test/playbooks/ldap-tls.test.ts',
+  // The filesystem role building Amazon's EFS mount helper and mounting efs tls,iam on a namespace machine (root).
+  'test/playbooks/efs-utils.test.ts',
   // The watchdog's init script started and stopped for real (root: it runs the loop as slurm).
   'test/playbooks/watchdog-service.test.ts',
 ]

@@ -2,8 +2,8 @@
 // slurmctld runs `citc node resume|suspend|fail <hostlist>` on every power event, and the citc-metrics
 // timer runs `citc metrics collect` every 30 s: those skip oclif's start-up (manifest, plugins: ~150 ms)
 // and go straight to their main function, which behaves as the oclif command does
-// (src/commands/node/program.ts, src/commands/metrics/collect.ts). Anything else — help, other flags,
-// --every — goes to oclif. Tests add `--stand-in FILE` (src/lib/stand-in.ts), which takes the same fast path.
+// (src/commands/node/program.ts, src/commands/metrics/collect.ts). Anything else — other flags,
+// --every — goes to oclif (help too, unless src/fast-help.ts serves it: see below). Tests add `--stand-in FILE` (src/lib/stand-in.ts), which takes the same fast path.
 const [, , topic, program, hostlist, ...rest] = process.argv
 const standIn = rest.length === 2 && rest[0] === '--stand-in' && !rest[1].startsWith('-') ? rest[1] : undefined
 const collect = topic === 'metrics' && program === 'collect'
@@ -15,6 +15,17 @@ if (topic === 'node' && ['resume', 'suspend', 'fail'].includes(program) && hostl
   const {metricsCollectMain} = await import('../dist/lib/tasks/metrics/collect-main.js')
   process.exitCode = await metricsCollectMain({standInFile: collectStandIn})
 } else {
-  const {execute} = await import('@oclif/core')
-  await execute({dir: import.meta.url})
+  // Help (`citc`, `citc --help`, `citc COMMAND --help`) is printed from the manifest without oclif's
+  // start-up (src/fast-help.ts: oclif's own help text); whatever it leaves goes to oclif.
+  const argv = process.argv.slice(2)
+  const help = argv.length === 0 || argv.includes('--help')
+  let served = false
+  if (help) {
+    const [{fastHelp}, {fileURLToPath}] = await Promise.all([import('../dist/fast-help.js'), import('node:url')])
+    served = await fastHelp(fileURLToPath(new URL('..', import.meta.url)), argv)
+  }
+  if (!served) {
+    const {execute} = await import('@oclif/core')
+    await execute({dir: import.meta.url})
+  }
 }

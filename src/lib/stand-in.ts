@@ -52,6 +52,12 @@ export interface DriverStandIn {
   imagesJson?: string
   /** One API call's time limit (each cloud's default otherwise). */
   requestTimeoutMs?: number
+  /**
+   * The node programs' state directory instead of /var/lib/citc/node-programs (Oracle keeps its session
+   * token there between runs, providers/oracle/session-cache.ts). A stand-in with doubles' endpoints and
+   * no stateDir keeps none, so a test never writes to this machine's own.
+   */
+  stateDir?: string
   /** The driver core's limits (cloud-driver.ts CLOUD_DRIVER_DEFAULTS otherwise). */
   rate?: {perSecond: number; burst: number}
   concurrency?: number
@@ -88,6 +94,7 @@ const driverSchema = z
   .object({
     endpoints: z.object({api: z.string().url().optional(), metadata: z.string().url().optional()}).strict().optional(),
     imagesJson: absolute().optional(),
+    stateDir: absolute().optional(),
     requestTimeoutMs: z.number().int().positive().optional(),
     rate: z.object({perSecond: z.number().positive(), burst: z.number().min(1)}).strict().optional(),
     concurrency: z.number().int().positive().optional(),
@@ -141,17 +148,4 @@ export function readStandInFile(file: string): StandIn {
     throw usageError(`--stand-in ${file}: ${error instanceof Error ? error.message : String(error)}`)
   }
   return parseStandIn(text, file)
-}
-
-/**
- * The environment variable an SDK reads its metadata service's address from, and the value it must
- * hold for the stand-in's `endpoints.metadata` (see the header: citc never sets it itself).
- */
-export function requireMetadataEnv(standIn: DriverStandIn | undefined, variable: string, value: (url: string) => string, env: NodeJS.ProcessEnv = process.env): void {
-  const url = standIn?.endpoints?.metadata
-  if (!url) return
-  const want = value(url)
-  if (env[variable] !== want) {
-    throw new Error(`the stand-in's metadata endpoint ${url} needs ${variable}=${want} in the environment of this process (it has ${env[variable] === undefined ? 'none' : `${variable}=${env[variable]}`})`)
-  }
 }

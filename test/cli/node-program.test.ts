@@ -8,6 +8,7 @@ import {pathToFileURL} from 'node:url'
 
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {startFakeEc2} from '../doubles/cloud-api/ec2.js'
 import {citc, ROOT} from '../helpers/cli.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-node-program-'))
@@ -36,18 +37,23 @@ describe('node programs with an unusable cluster.json', () => {
   })
 })
 
+/** NODE_OPTIONS that make node write every module it loads to `loaded` (a module hook, node --import). */
+function listLoaded(loaded: string): string {
+  const hooks = join(work, 'hooks.mjs')
+  writeFileSync(hooks, `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(loaded)}, url + '\\n')\n  return next(url, context)\n}\n`)
+  const register = join(work, 'register.mjs')
+  writeFileSync(register, `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
+  return `--import=${pathToFileURL(register).href}`
+}
+
 describe('what a node program loads', () => {
   it('reaches cluster.json without the shape catalogues or any Terraform code', async () => {
-    // A module hook (node --import) writes every file the program loads; the unusable cluster.json
-    // stops it right after its static imports.
+    // The unusable cluster.json stops it right after its static imports.
     const loaded = join(work, 'loaded.txt')
-    const hooks = join(work, 'hooks.mjs')
-    writeFileSync(hooks, `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(loaded)}, url + '\\n')\n  return next(url, context)\n}\n`)
-    const register = join(work, 'register.mjs')
-    writeFileSync(register, `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
+    const nodeOptions = listLoaded(loaded)
     const file = join(work, 'bad.json')
     writeFileSync(file, JSON.stringify({version: 1, name: 'lab', provider: 'local'}))
-    const r = await citc(['node', 'resume', 'lab-small-0001', '--stand-in', standIn(file)], {env: {NODE_OPTIONS: `--import=${pathToFileURL(register).href}`}})
+    const r = await citc(['node', 'resume', 'lab-small-0001', '--stand-in', standIn(file)], {env: {NODE_OPTIONS: nodeOptions}})
     expect(r.code).toBe(4)
     const dist = pathToFileURL(join(ROOT, 'dist')).href
     const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
@@ -56,5 +62,54 @@ describe('what a node program loads', () => {
     // bin/run.js's fast path, --stand-in included: oclif's command index (dist/index.js) is never loaded.
     expect(ours).not.toContain('index.js')
     expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/(cloud|catalogues)\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
+  })
+})
+
+// slurmctld starts a node program on every power event: what it loads is its start-up time
+// (bench/node-cold-start.ts measures it). The parts that cost most and are not needed stay out.
+describe("a cloud node program's start", () => {
+  it('runs its driver and scontrol without zod (once cluster.json is checked), execa or oclif', async () => {
+    const ec2 = await startFakeEc2()
+    try {
+      const config = join(work, 'aws.json')
+      writeFileSync(
+        config,
+        JSON.stringify({
+          version: 1, name: 'lab', provider: 'aws', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc',
+          // No slurmctld (nothing listens on port 9): scontrol runs and fails at once, and the program goes on
+          // with the names only. (A slurm.conf that is missing makes scontrol retry for a minute.)
+          confPath: join(work, 'no-slurmctld.conf'), elasticLog: join(work, 'elastic.log'),
+          driver: {region: 'eu-west-2', mgmtPrivateIp: '10.0.0.2', sharedFs: {host: '10.0.0.3', path: '/export', type: 'nfs', mountOptions: 'defaults'}, zone: 'eu-west-2a', vpcId: 'vpc-1', subnetId: 'subnet-1', securityGroupId: 'sg-1', nodeRoleArn: 'arn:aws:iam::1:role/lab', baseImage: {id: 'ami-1', os: 'debian-12'}},
+        }),
+      )
+      writeFileSync(join(work, 'no-slurmctld.conf'), 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
+      const file = join(work, 'aws.stand-in.json')
+      const stateDir = join(work, 'node-programs')
+      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}, imagesJson: join(work, 'no-images.json'), stateDir}}))
+      const run = async (n: number) => {
+        const loaded = join(work, `loaded-aws-${n}.txt`)
+        const env = {NODE_OPTIONS: listLoaded(loaded), AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2.metadataUrl, AWS_SHARED_CREDENTIALS_FILE: join(work, 'none'), AWS_CONFIG_FILE: join(work, 'none')}
+        const r = await citc(['node', 'suspend', `lab-c5-000${n}`, '--stand-in', file], {env})
+        expect(r.code, r.stderr).toBe(0)
+        expect(readFileSync(join(work, 'elastic.log'), 'utf8')).toMatch(new RegExp(`could not read the nodes' features .*\\n.*lab-c5-000${n}: no instance, nothing to stop`))
+        return readFileSync(loaded, 'utf8').split('\n')
+      }
+      // The first run checks cluster.json and the stand-in (zod) and keeps the result; the next do not.
+      expect((await run(1)).filter((u) => u.includes('/node_modules/zod/')).length).toBeGreaterThan(0)
+      const urls = await run(2)
+      expect(urls).toContain(pathToFileURL(join(ROOT, 'dist', 'lib', 'providers', 'aws', 'driver.js')).href)
+      expect(urls.filter((u) => /\/node_modules\/(zod|execa|@oclif)\//.test(u))).toEqual([])
+    } finally {
+      await ec2.close()
+    }
+  })
+
+  it.each(['aws', 'google', 'oracle'])('%s: its driver bundle carries no zod (cluster.json is checked once, when read), execa or other providers\' SDKs', (provider) => {
+    const bundle = readFileSync(join(ROOT, 'dist', 'lib', 'providers', provider, 'driver.js'), 'utf8')
+    const others = {aws: /\bEC2Client\b/, google: /\bGoogleAuth\b/, oracle: /\bComputeClient\b/}
+    expect(bundle).toMatch(others[provider as keyof typeof others])
+    for (const [name, marker] of Object.entries(others)) if (name !== provider) expect(bundle, name).not.toMatch(marker)
+    expect(bundle).not.toMatch(/\$ZodType\b|ZodError/)
+    expect(bundle).not.toMatch(/ExecaError/)
   })
 })

@@ -98,6 +98,10 @@ const outputs = () =>
     shared_fs_path: exportDir,
     shared_fs_type: 'none',
     shared_fs_mount_options: 'bind',
+    // The management node's own mount (EFS with Amazon's helper on AWS): the same bind stand-in here.
+    mgmt_shared_fs_source: exportDir,
+    mgmt_shared_fs_type: 'none',
+    mgmt_shared_fs_mount_options: 'bind',
   })
 
 /** The playbooks' variables as citc passes them on a cloud (teardown needs the same). */

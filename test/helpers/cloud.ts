@@ -80,6 +80,9 @@ export function writeAwsOutputs(file: string, name: string, overrides: Record<st
     subnet_id: 'subnet-0abc',
     compute_security_group_id: 'sg-0abc',
     node_role_arn: 'arn:aws:iam::123456789012:role/x',
+    mgmt_shared_fs_source: 'fs-0abc:/',
+    mgmt_shared_fs_type: 'efs',
+    mgmt_shared_fs_mount_options: 'tls,iam,mounttargetip=10.0.0.20,_netdev',
     ...overrides,
   }
   const doc = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, {value: v, sensitive: false, type: typeof v === 'number' ? 'number' : 'string'}]))

@@ -4,7 +4,7 @@
 import type {DriverInput} from '../../src/lib/providers/types.js'
 import type {DriverStandIn} from '../../src/lib/stand-in.js'
 
-const STAND_IN_KEYS = ['endpoints', 'imagesJson', 'requestTimeoutMs', 'rate', 'concurrency', 'retryBudgetMs'] as const satisfies ReadonlyArray<keyof DriverStandIn>
+const STAND_IN_KEYS = ['endpoints', 'imagesJson', 'stateDir', 'requestTimeoutMs', 'rate', 'concurrency', 'retryBudgetMs'] as const satisfies ReadonlyArray<keyof DriverStandIn>
 
 export function driverInput(flat: Record<string, unknown>): DriverInput {
   const {cluster, sharedDir = '/mnt/shared', confPath = '/etc/slurm/slurm.conf', ...rest} = flat

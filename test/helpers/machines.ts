@@ -19,8 +19,12 @@ export const MACHINE_CACHE_DIR = '/var/cache/citc-test'
 const SUITE = 'bookworm'
 /** Installed in the root filesystem: what any Debian server that citc joins would have. */
 const INSTALLED = ['openssh-server', 'python3', 'python3-apt', 'sudo', 'iproute2', 'util-linux', 'procps', 'ca-certificates']
-/** Only downloaded into /var/cache/apt/archives: what citc's playbook apt-installs on a joined machine. */
-const cachedPackages = (slurmVersion: string) => [`slurmd=${slurmVersion}`, `slurm-client=${slurmVersion}`, 'libpmi2-0', 'munge', 'libnss-ldapd', 'nfs-common']
+/** Only downloaded into /var/cache/apt/archives: what citc's playbook apt-installs on a joined machine,
+ *  and what the filesystem role installs to build Amazon's EFS mount helper (test/playbooks/efs-utils.test.ts). */
+const cachedPackages = (slurmVersion: string) => [
+  `slurmd=${slurmVersion}`, `slurm-client=${slurmVersion}`, 'libpmi2-0', 'munge', 'libnss-ldapd', 'nfs-common',
+  'binutils', 'gettext-base', 'stunnel4',
+]
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
 export interface RunResult {

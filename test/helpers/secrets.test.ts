@@ -145,13 +145,14 @@ describe('sampleArgv', () => {
     const marker = `citc-argv-marker-${randomBytes(6).toString('hex')}`
     await sampler.ready
     // Two commands: dash would exec a single one in place of itself, and the marker ($0) would go.
-    const child = spawn('sh', ['-c', 'sleep 0.4; true', marker], {stdio: 'ignore'})
+    // 2 s: one pass over /proc can take hundreds of ms on a loaded machine; a 0.4-s life left little margin.
+    const child = spawn('sh', ['-c', 'sleep 2; true', marker], {stdio: 'ignore'})
     await new Promise((r) => child.on('exit', r))
     const lines = sampler.stop()
     // sh's own pid, and sometimes its fork for `sleep` caught before the exec (a copy of sh's argv).
     const seen = lines.filter((l) => l.includes(marker))
-    expect(seen).toContain(`${child.pid}: sh -c sleep 0.4; true ${marker}`)
-    for (const l of seen) expect(l).toMatch(new RegExp(`^\\d+: sh -c sleep 0\\.4; true ${marker}$`))
+    expect(seen).toContain(`${child.pid}: sh -c sleep 2; true ${marker}`)
+    for (const l of seen) expect(l).toMatch(new RegExp(`^\\d+: sh -c sleep 2; true ${marker}$`))
     expect(findSecrets([{name: 'marker', where: 'x', value: marker, forms: [marker]}], argvTexts(lines))).toContain(`marker @ argv of ${child.pid} (sh)`)
     expect(sampler.stop()).toBe(lines)
   })

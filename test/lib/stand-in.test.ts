@@ -9,7 +9,8 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it, vi} from 'vitest'
 
 import {withoutNodeVersionWarning} from '../../src/lib/providers/aws/ec2-api.js'
-import {parseStandIn, readStandInFile, requireMetadataEnv} from '../../src/lib/stand-in.js'
+import {requireMetadataEnv} from '../../src/lib/providers/metadata-env.js'
+import {parseStandIn, readStandInFile} from '../../src/lib/stand-in.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-stand-in-'))
 afterAll(() => rmSync(work, {recursive: true, force: true}))

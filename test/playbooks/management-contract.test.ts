@@ -40,6 +40,9 @@ const OUTPUTS: Record<Exclude<ManagementProvider, 'local'>, Record<string, unkno
     shared_fs_type: 'nfs4',
     shared_fs_mount_options: 'nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev',
     node_role_arn: 'arn:aws:iam::123456789012:role/citc-demo-mgmt',
+    mgmt_shared_fs_source: 'fs-0abc:/',
+    mgmt_shared_fs_type: 'efs',
+    mgmt_shared_fs_mount_options: 'tls,iam,mounttargetip=10.0.0.20,_netdev',
   },
   google: {
     cluster_id: 'demo',

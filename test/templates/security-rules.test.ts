@@ -6,7 +6,6 @@
 // and Slurm, LDAP, NFS and node-exporter must be open only inside it. The exports must squash root
 // for every client but the management node. (No Terraform runs here: this reads the HCL with
 // HashiCorp's parser, as terraform.test.ts does, and evaluates the address arithmetic itself.)
-import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -236,19 +235,35 @@ describe('oracle: the FSS export squashes root for the VCN but the management no
 })
 
 describe('aws: EFS', () => {
-  it('is reachable only through the mount target in the cluster group; a file system policy, if any, keeps root for the management node role alone', () => {
+  it('is reachable only through the mount target in the cluster group', () => {
+    for (const mt of only(modules.aws, 'aws_efs_mount_target')) expect(mt.body.security_groups).toEqual(['${aws_security_group.cluster.id}'])
+  })
+
+  it("squashes root for every client but the management node's role: its file system policy", () => {
     const mod = modules.aws
-    for (const mt of only(mod, 'aws_efs_mount_target')) expect(mt.body.security_groups).toEqual(['${aws_security_group.cluster.id}'])
     const policies = only(mod, 'aws_efs_file_system_policy')
-    if (policies.length === 0) {
-      // No squash on EFS yet (IAM mounts need amazon-efs-utils): the template must say so, and why.
-      const text = readFileSync(join(mod.dir, 'storage.tf'), 'utf8')
-      expect(text).toContain('Root is NOT squashed here yet')
-      expect(text).toContain('amazon-efs-utils')
-      return
+    expect(policies.map((p) => [p.body.file_system_id, p.body.policy])).toEqual([['${aws_efs_file_system.shared.id}', '${data.aws_iam_policy_document.shared_fs.json}']])
+    const doc = mod.data.find((d) => d.address === 'data.aws_iam_policy_document.shared_fs')!
+    const statements = doc.body.statement as Array<Record<string, any>>
+    const principals = (s: Record<string, any>) => (s.principals as Array<Record<string, any>>).flatMap((p) => p.identifiers as string[])
+    for (const s of statements) {
+      expect(s.effect).toBe('Allow')
+      expect(s.resources).toEqual(['${aws_efs_file_system.shared.arn}'])
     }
-    const text = JSON.stringify(policies.map((p) => p.body)) + JSON.stringify(mod.data.filter((d) => d.type === 'aws_iam_policy_document').map((d) => d.body))
-    expect(text).toContain('elasticfilesystem:ClientRootAccess')
-    expect(text).toContain('aws_iam_role.mgmt.arn')
+    // Root only for the management node's role, nobody else.
+    const root = statements.filter((s) => (s.actions as string[]).some((a) => a === 'elasticfilesystem:ClientRootAccess' || a.endsWith(':*') || a === '*'))
+    expect(root.map(principals)).toEqual([['${aws_iam_role.mgmt.arn}']])
+    // Everyone else (anonymous NFS clients: the compute nodes) may mount and write, through a mount target only.
+    const everyone = statements.filter((s) => principals(s).includes('*'))
+    expect(everyone.map((s) => [...(s.actions as string[])].sort())).toEqual([['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite']])
+    expect(everyone[0].condition).toEqual([{test: 'Bool', variable: 'elasticfilesystem:AccessedViaMountTarget', values: ['true']}])
+  })
+
+  it("the management node alone mounts with Amazon's helper and its IAM role (tls,iam): the nodes mount plain NFS", () => {
+    const outputs = (name: string) => modules.aws.outputs[name]?.value
+    expect(outputs('mgmt_shared_fs_type')).toBe('efs')
+    expect(outputs('mgmt_shared_fs_source')).toBe('${aws_efs_file_system.shared.id}:/')
+    expect(String(outputs('mgmt_shared_fs_mount_options')).split(',').slice(0, 2)).toEqual(['tls', 'iam'])
+    expect(outputs('shared_fs_type')).toBe('nfs4')
   })
 })

@@ -83,7 +83,7 @@ const TAG_LOCAL: Record<CloudProvider, string> = {aws: 'tags', google: 'labels',
 
 /** Resource types that cannot carry tags or labels (checked to exist, so the list cannot go stale). */
 const UNTAGGABLE: Record<CloudProvider, string[]> = {
-  aws: ['aws_route_table_association', 'aws_efs_mount_target', 'aws_iam_role_policy'],
+  aws: ['aws_route_table_association', 'aws_efs_mount_target', 'aws_iam_role_policy', 'aws_efs_file_system_policy'],
   google: [
     'google_compute_network',
     'google_compute_subnetwork',

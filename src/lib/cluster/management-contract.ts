@@ -19,11 +19,13 @@ import {readFileSync} from 'node:fs'
 import {z} from 'zod'
 
 import {CitcError} from '../errors.js'
+import {CLUSTER_JSON} from './cluster-json.js'
 import {clusterJsonStandInSchema} from '../stand-in.js'
+import {markSectionChecked} from '../providers/driver-section.js'
 import {PROVIDER_MODULES, providerModule, type NodeConfigs} from '../providers/registry.js'
 import type {Transport} from '../transport/types.js'
 
-export const CLUSTER_JSON = '/etc/citc/cluster.json'
+export {CLUSTER_JSON} from './cluster-json.js'
 /** The version this citc writes and reads. playbooks/roles/citc_programs writes the same number. */
 export const MANAGEMENT_CONTRACT_VERSION = 1
 
@@ -142,7 +144,7 @@ export function parseManagementContract(text: string, file: string, where = 'thi
     if (version === undefined) {
       const {local, ...rest} = doc
       const r = managementContractSchema().safeParse({...rest, version: MANAGEMENT_CONTRACT_VERSION, driver: local ?? {}})
-      if (r.success) return r.data
+      if (r.success) return checked(r.data)
     }
     const was = version === undefined ? 'it has no "version"' : `version ${JSON.stringify(version)}`
     throw new ManagementContractError(
@@ -163,7 +165,13 @@ export function parseManagementContract(text: string, file: string, where = 'thi
       rerun(name),
     )
   }
-  return r.data
+  return checked(r.data)
+}
+
+/** The driver's section was checked here with the file: its driver's factory does not check it again. */
+function checked(contract: ManagementContract): ManagementContract {
+  if (contract.driver !== null && typeof contract.driver === 'object') markSectionChecked(contract.driver)
+  return contract
 }
 
 function missing(file: string, where: string): ManagementContractError {

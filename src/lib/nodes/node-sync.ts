@@ -193,8 +193,9 @@ export interface SyncProgramOptions {
 
 /** One run on the management node: cluster.json, its driver, slurmctld through scontrol, the elastic log. */
 export async function syncFromHost(o: SyncProgramOptions = {}): Promise<SyncResult | SyncSkipped> {
-  const [{driverFor, elasticLogger, readNodeHostConfig, PROGRAM_BUDGET_MS}, {Controller}, {localTransport}, {realContext}] = await Promise.all([
+  const [{driverFor, elasticLogger, PROGRAM_BUDGET_MS}, {readNodeHostConfig}, {Controller}, {localTransport}, {realContext}] = await Promise.all([
     import('../tasks/node/node-programs.js'),
+    import('../tasks/node/host-config.js'),
     import('../slurm/controller.js'),
     import('../transport/local.js'),
     import('../providers/types.js'),

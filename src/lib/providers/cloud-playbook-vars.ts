@@ -5,6 +5,7 @@
 import type {ClusterView} from './cluster-view.js'
 import {monitoringOn} from './monitoring-setting.js'
 import {nodeDriverVars} from './node-driver-vars.js'
+import {MGMT_SHARED_FS_OUTPUTS} from './terraform-io.js'
 
 export function cloudPlaybookVars(record: ClusterView): Record<string, unknown> {
   const outputs = record.terraform?.outputs ?? {}
@@ -21,6 +22,8 @@ export function cloudPlaybookVars(record: ClusterView): Record<string, unknown> 
     shared_fs_path: outputs.shared_fs_path,
     shared_fs_type: outputs.shared_fs_type,
     shared_fs_mount_options: outputs.shared_fs_mount_options,
+    // …or, where the provider says so (AWS), the management node's own way to mount it (absent: the above).
+    ...Object.fromEntries(MGMT_SHARED_FS_OUTPUTS.filter((k) => outputs[k] !== undefined).map((k) => [k, outputs[k]])),
     // The provider's section of /etc/citc/cluster.json: what its node driver needs (subnet, image, zone…).
     citc_node_driver: nodeDriverVars(record.provider, outputs, record.name),
     citc_monitoring: monitoringOn(record),

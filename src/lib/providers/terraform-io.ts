@@ -17,6 +17,11 @@ export const COMMON_OUTPUTS = [
   'shared_fs_mount_options',
 ] as const
 
+/** Where a provider mounts the shared filesystem differently on the management node (AWS: EFS with
+ *  Amazon's mount helper and the node's IAM role, the one client its file system policy lets be root).
+ *  The filesystem role uses them instead of shared_fs_* when a provider outputs them. */
+export const MGMT_SHARED_FS_OUTPUTS = ['mgmt_shared_fs_source', 'mgmt_shared_fs_type', 'mgmt_shared_fs_mount_options'] as const
+
 /** Variables every provider declares and citc always writes. */
 export const COMMON_VARIABLES = [
   'cluster_id',

@@ -2,7 +2,6 @@
 import {Listr, type ListrTask, PRESET_TIMER} from 'listr2'
 
 import type {RendererName} from '../base-command.js'
-import {cancelled} from '../errors.js'
 
 export function taskList<Ctx>(tasks: ListrTask<Ctx>[], renderer: RendererName, ctx?: Ctx): Listr<Ctx> {
   return new Listr<Ctx>(tasks, {
@@ -17,16 +16,4 @@ export function taskList<Ctx>(tasks: ListrTask<Ctx>[], renderer: RendererName, c
   } as ConstructorParameters<typeof Listr<Ctx>>[1])
 }
 
-/** Runs `fn` with an AbortSignal that fires on Ctrl-C / SIGTERM; the handlers are removed afterwards. */
-export async function withInterrupts<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController()
-  const onSignal = (sig: NodeJS.Signals) => controller.abort(cancelled(`interrupted (${sig})`))
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
-  try {
-    return await fn(controller.signal)
-  } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
-  }
-}
+export {withInterrupts} from './interrupts.js'

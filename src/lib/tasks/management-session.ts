@@ -10,7 +10,7 @@ import {cancelled} from '../errors.js'
 import {withLog} from '../transport/logged.js'
 import {connectManagement} from '../cluster/management-node.js'
 import type {Transport} from '../transport/types.js'
-import {withInterrupts} from './listr.js'
+import {withInterrupts} from './interrupts.js'
 
 /** How to reach the node: a cluster's record (its management node), or a connection made another way (create-local: this machine). */
 export type SessionTarget = ClusterRecord | ((signal: AbortSignal) => Promise<Transport>)

@@ -1,16 +1,17 @@
-// Running programs on this machine: the only module that imports execa.
+// Running programs on this machine: the only module that imports execa (spawnDetached, imported when it
+// runs), and the only one that starts processes. run() is node:child_process alone: the node programs
+// slurmctld starts on every power event run scontrol through it, and execa's ~100 modules took
+// ~0.1 s of each start (bench/node-cold-start.ts).
 // - run() never rejects on a non-zero exit (check exitCode); it rejects when the program cannot be
 //   started, on timeout (remote error, exit 4) and on cancellation (cancelled, exit 130).
 // - Every child is the leader of its own process group; a timeout or an abort signals the whole
 //   group (SIGTERM, then SIGKILL after a grace period), so shells and their children go too.
 // - Output can be streamed (onOutput) and appended, line by line with timestamps, to a log file.
-import {spawn} from 'node:child_process'
+import {type ChildProcess, spawn} from 'node:child_process'
 import {closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, writeSync} from 'node:fs'
 import {access, stat} from 'node:fs/promises'
 import {delimiter, dirname, join, resolve} from 'node:path'
 import {StringDecoder} from 'node:string_decoder'
-
-import {execa} from 'execa'
 
 import {CitcError, remoteError} from '../errors.js'
 import {shellQuote} from '../shell-quote.js'
@@ -101,22 +102,37 @@ function track(pgid: number) {
   })
 }
 
+type Exit = {code: number | null; signal: NodeJS.Signals | null} | {cause: Error}
+
+/** When the child has exited and its output is read to the end; or why it never started. */
+function exited(child: ChildProcess): Promise<Exit> {
+  return new Promise((resolve) => {
+    child.on('error', (error) => {
+      if (child.pid === undefined) resolve({cause: error})
+    })
+    child.once('close', (code, signal) => resolve({code, signal}))
+  })
+}
+
 export async function run(file: string, args: string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const what = shellQuote([file, ...args])
   if (opts.signal?.aborted) throw new CitcError('cancelled', `cancelled before starting: ${what}`, {cause: opts.signal.reason})
   const log = opts.logFile ? openLog(opts.logFile) : undefined
   log?.line(`$ ${what}${opts.input === undefined ? '' : ' <stdin not logged>'}`)
 
-  const child = execa(file, args, {
+  // Own process group (detached), so the whole group can be signalled; environment added to ours.
+  const child = spawn(file, args, {
     cwd: opts.cwd,
-    env: opts.env,
-    extendEnv: true,
-    ...(opts.input === undefined ? {stdin: 'ignore' as const} : {input: opts.input}),
-    detached: true, // own process group, so the whole group can be signalled
-    reject: false,
-    buffer: false, // read below, so chunks can be streamed as they come
-    stripFinalNewline: false,
+    env: opts.env ? {...process.env, ...opts.env} : process.env,
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: true,
   })
+  const ended = exited(child)
+  if (opts.input !== undefined && child.stdin) {
+    // A program that exits without reading its input closes the pipe: its exit status says what happened.
+    child.stdin.on('error', () => {})
+    child.stdin.end(opts.input)
+  }
 
   const chunks: Record<OutputStream, Buffer[]> = {stdout: [], stderr: []}
   for (const stream of ['stdout', 'stderr'] as const) {
@@ -151,9 +167,9 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
   opts.signal?.addEventListener('abort', onAbort, {once: true})
 
   if (child.pid !== undefined) track(child.pid)
-  let result: Awaited<typeof child>
+  let result: Exit
   try {
-    result = await child
+    result = await ended
   } finally {
     clearTimeout(timer)
     opts.signal?.removeEventListener('abort', onAbort)
@@ -169,13 +185,13 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
 
   const stdout = Buffer.concat(chunks.stdout).toString('utf8')
   const stderr = Buffer.concat(chunks.stderr).toString('utf8')
-  if (result.exitCode === undefined && result.signal === undefined) {
+  if ('cause' in result) {
     // Never started (not found, not executable, bad cwd).
-    const why = result.cause instanceof Error ? result.cause.message : result.shortMessage
+    const why = result.cause.message
     log?.close(`failed to start: ${why}`)
     throw remoteError(`cannot run ${file}: ${why}`, {hint: `check that ${file} is installed and on PATH`, cause: result.cause})
   }
-  const exitCode = result.exitCode ?? 128 + signalNumber(result.signal ?? undefined)
+  const exitCode = result.code ?? 128 + signalNumber(result.signal ?? undefined)
   log?.close(stopping ? `${stopping === 'timeout' ? 'timed out' : 'cancelled'} (exit ${exitCode})` : `exit ${exitCode}`)
 
   if (stopping === 'abort') throw new CitcError('cancelled', `cancelled: ${what}`, {cause: opts.signal?.reason})
@@ -205,13 +221,15 @@ export async function which(cmd: string, path = process.env.PATH ?? ''): Promise
 /**
  * Start a long-running program that outlives this process (own session/process group, stdin from
  * /dev/null, stdout and stderr appended to logFile). Returns its PID; stopping it is the caller's job.
+ * execa is imported here, when a program is started this way (the local driver's nodes), not with this module.
  */
-export function spawnDetached(file: string, args: string[], opts: {logFile: string; cwd?: string; env?: Record<string, string>}): number {
+export async function spawnDetached(file: string, args: string[], opts: {logFile: string; cwd?: string; env?: Record<string, string>}): Promise<number> {
   mkdirSync(dirname(opts.logFile), {recursive: true, mode: 0o700})
   const fd = openSync(opts.logFile, 'a', 0o600)
   try {
     writeSync(fd, `[${new Date().toISOString()}] $ ${shellQuote([file, ...args])}\n`)
     fsyncSync(fd)
+    const {execa} = await import('execa')
     const child = execa(file, args, {
       cwd: opts.cwd,
       env: opts.env,
@@ -243,7 +261,7 @@ export function runAttached(file: string, args: string[]): Promise<number> {
     const ignore = () => {}
     process.on('SIGINT', ignore)
     const done = () => process.off('SIGINT', ignore)
-    child.once('error', (error) => {
+    child.on('error', (error) => {
       done()
       reject(remoteError(`cannot run ${file}: ${error.message}`, {hint: `install the OpenSSH client (${file})`}))
     })

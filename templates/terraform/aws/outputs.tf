@@ -77,6 +77,21 @@ output "shared_fs_mount_options" {
   value = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev"
 }
 
+# The management node alone mounts EFS with Amazon's mount helper over TLS with its IAM role: the file
+# system policy (storage.tf) lets only that role be root. The filesystem role builds the helper there.
+output "mgmt_shared_fs_source" {
+  value = "${aws_efs_file_system.shared.id}:/"
+}
+
+output "mgmt_shared_fs_type" {
+  value = "efs"
+}
+
+output "mgmt_shared_fs_mount_options" {
+  # mounttargetip: the mount target's address, not the file system's DNS name (which needs the VPC's DNS hostnames).
+  value = "tls,iam,mounttargetip=${aws_efs_mount_target.shared.ip_address},_netdev"
+}
+
 output "node_role_arn" {
   value = aws_iam_role.mgmt.arn
 }

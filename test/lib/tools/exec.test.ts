@@ -175,7 +175,7 @@ describe('which', () => {
 describe('spawnDetached', () => {
   it('starts a process in its own process group, output to the log, and returns its pid', async () => {
     const log = tmp('detached/out.log')
-    const pid = spawnDetached('sh', ['-c', 'echo started; exec sleep 300'], {logFile: log})
+    const pid = await spawnDetached('sh', ['-c', 'echo started; exec sleep 300'], {logFile: log})
     try {
       await waitFor('"started" in the log', () => readFileSync(log, 'utf8').includes('\nstarted\n'))
       expect(pidAlive(pid)).toBe(true)

@@ -302,7 +302,7 @@ describe('Terraform against the double', () => {
 
     await tf.init()
     const plan = await tf.plan(planFile)
-    expect(plan.counts.create).toBe(14)
+    expect(plan.counts.create).toBe(15)
     expect(plan.counts.delete + plan.counts.update + plan.counts.replace).toBe(0)
     expect(plan.byType.aws_instance).toEqual(['aws_instance.mgmt'])
     expect(plan.byType.aws_efs_mount_target).toEqual(['aws_efs_mount_target.shared'])
@@ -310,16 +310,16 @@ describe('Terraform against the double', () => {
 
     const events: ResourceEvent[] = []
     const applied = await tf.apply(planFile, (e) => events.push(e))
-    expect(applied).toEqual({added: 14, changed: 0, destroyed: 0})
-    expect(events.filter((e) => e.phase === 'start').map((e) => e.address)).toHaveLength(14)
+    expect(applied).toEqual({added: 15, changed: 0, destroyed: 0})
+    expect(events.filter((e) => e.phase === 'start').map((e) => e.address)).toHaveLength(15)
     expect(events.find((e) => e.address === 'aws_instance.mgmt' && e.phase === 'complete')).toMatchObject({action: 'create', id: 'aws_instance.mgmt-id'})
 
     expect(await tf.output()).toEqual({mgmt_public_ip: {value: '203.0.113.7', sensitive: false}})
     expect((await tf.plan(join(dir, 'again.tfplan'))).empty).toBe(true)
 
     const destroyed: ResourceEvent[] = []
-    expect(await tf.destroy((e) => destroyed.push(e))).toEqual({added: 0, changed: 0, destroyed: 14})
-    expect(destroyed.filter((e) => e.action === 'delete' && e.phase === 'complete')).toHaveLength(14)
+    expect(await tf.destroy((e) => destroyed.push(e))).toEqual({added: 0, changed: 0, destroyed: 15})
+    expect(destroyed.filter((e) => e.action === 'delete' && e.phase === 'complete')).toHaveLength(15)
 
     expect(argv()).toEqual([
       'init -input=false -no-color',
@@ -378,7 +378,7 @@ describe('Terraform against the double', () => {
     const error = await failure(tf.apply(join(dir, 'p1'), (e) => events.push(e)))
     expect(error.kind).toBe('remote')
     expect(error.details).toMatchObject({step: 'apply', reason: 'capacity', code: 'InsufficientInstanceCapacity', resource: 'aws_instance.mgmt'})
-    expect(events.filter((e) => e.phase === 'complete')).toHaveLength(12)
+    expect(events.filter((e) => e.phase === 'complete')).toHaveLength(13)
 
     const retry = new Terraform(tf.tool, {...tf.opts, env: {...tf.opts.env, TF_DOUBLE_FAIL: undefined}})
     const plan = await retry.plan(join(dir, 'p2'))

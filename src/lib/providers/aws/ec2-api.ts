@@ -16,7 +16,7 @@ import {
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2'
 
-import {requireMetadataEnv} from '../../stand-in.js'
+import {requireMetadataEnv} from '../metadata-env.js'
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyAwsError} from './failures.js'

@@ -3,7 +3,7 @@ import type {InputProblem} from '../../errors.js'
 import {commonTfvars, type CommonCloudInputs, type CredentialSource} from '../cloud-inputs.js'
 import {CLOUD_SLURM} from '../cloud-slurm.js'
 import {lazySweeper, type CloudModule} from '../module.js'
-import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
+import {COMMON_OUTPUTS, COMMON_VARIABLES, MGMT_SHARED_FS_OUTPUTS} from '../terraform-io.js'
 import {awsNodeConfig, type AwsNodeConfig} from './node-config.js'
 
 const AWS_DEFAULTS = {region: 'us-east-1', zone: 'us-east-1a', mgmtShape: 't3a.medium'} as const
@@ -86,7 +86,7 @@ export const awsModule: CloudModule<'aws', AwsSettings, AwsInputs, AwsNodeConfig
     },
 
     variables: [...COMMON_VARIABLES, 'zone', 'mgmt_arch'],
-    outputs: [...COMMON_OUTPUTS, 'zone', 'vpc_id', 'subnet_id', 'compute_security_group_id', 'node_role_arn'],
+    outputs: [...COMMON_OUTPUTS, 'zone', 'vpc_id', 'subnet_id', 'compute_security_group_id', 'node_role_arn', ...MGMT_SHARED_FS_OUTPUTS],
     inputs: (common, settings) => ({...common, provider: 'aws', zone: settings.zone ?? ''}),
     check(inputs) {
       const problems: InputProblem[] = []

@@ -13,7 +13,7 @@
 // so create waits for it (zoneOperations.wait, bounded) and throws what it says.
 import {GoogleAuth} from 'google-auth-library'
 
-import {requireMetadataEnv} from '../../stand-in.js'
+import {requireMetadataEnv} from '../metadata-env.js'
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyGoogleError} from './failures.js'

@@ -307,7 +307,7 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     if (image) mkdirSync(stateDir(name), {recursive: true})
     const argv = ['--fork', '--kill-child', '--time', `--boottime=-${offset}`, '--uts', ...boot]
     const outLog = join(o.logDir, `${name}.out`)
-    const pid = spawnDetached(o.unshare, argv, {logFile: outLog})
+    const pid = await spawnDetached(o.unshare, argv, {logFile: outLog})
     writeFileSync(pidFile(name), `${pid}\n`)
     if (image) writeFileSync(join(o.runDir, `${name}.image`), `${image.name}\n`)
     else rmSync(join(o.runDir, `${name}.image`), {force: true})

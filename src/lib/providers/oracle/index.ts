@@ -8,6 +8,9 @@ import {CLOUD_SLURM} from '../cloud-slurm.js'
 import {lazySweeper, type CloudModule} from '../module.js'
 import {COMMON_OUTPUTS, COMMON_VARIABLES} from '../terraform-io.js'
 import {oracleNodeConfig, type OracleNodeConfig} from './node-config.js'
+import {splitOracleShape} from './shape-name.js'
+
+export {splitOracleShape} from './shape-name.js'
 
 /** The management node's default: 1 OCPU (2 threads), 16 GB, written as citc writes flex shapes. */
 const ORACLE_DEFAULTS = {region: 'us-ashburn-1', zone: '1', mgmtShape: 'VM.Standard.E4.Flex.1.16'} as const
@@ -38,12 +41,6 @@ export interface OracleInputs extends CommonCloudInputs {
 
 const REGION = /^[a-z]+-[a-z]+-\d+$/
 
-/** "VM.Standard.E4.Flex.2.32" → {shape: "VM.Standard.E4.Flex", ocpus: 2, memoryGb: 32}; fixed shapes as they are. */
-export function splitOracleShape(name: string): {shape: string; ocpus?: number; memoryGb?: number} {
-  const m = /^(.*\.Flex)\.(\d+)\.(\d+)$/.exec(name)
-  if (!m) return {shape: name}
-  return {shape: m[1], ocpus: Number(m[2]), memoryGb: Number(m[3])}
-}
 
 export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, OracleNodeConfig> = {
   name: 'oracle',
@@ -57,12 +54,9 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   managementNode: 'cloud-vm',
   slurm: CLOUD_SLURM,
   nodeConfig: oracleNodeConfig,
-  // The SDK (≈0.6–0.9 s to load) only when a node program asks for the driver; the instance
-  // principal's session key is made meanwhile on the thread pool (session-key.ts).
-  nodeDriver: async () => {
-    ;(await import('./session-key.js')).startSessionKey()
-    return (await import('./driver.js')).oracleDriver
-  },
+  // The SDK (≈0.6–0.9 s to load) only when a node program asks for the driver. The instance principal's
+  // session key is started by the driver when it has no kept session (oci-api.ts, session-key.ts).
+  nodeDriver: async () => (await import('./driver.js')).oracleDriver,
   imageBuilder: async () => (await import('./image-builder.js')).oracleImageBuilder,
 
   cloud: {

@@ -17,7 +17,10 @@
 //             iam.tf): the certificate from the metadata service, a session token from the auth
 //             service. Tests point both at the fake OCI (test/doubles/cloud-api/oci.ts) through a stand-in's
 //             endpoints (src/lib/stand-in.ts): `metadata` is the metadata base URL, and when `api` is set the auth
-//             service is asked there too (one fake plays Core API and auth service).
+//             service is asked there too (one fake plays Core API and auth service). With a session
+//             cache (sessionCache: the node programs' state directory, session-cache.ts), the token and its
+//             key are kept between node programs until shortly before the token expires: most programs
+//             skip the handshake; a token the API refuses (401) is dropped and fetched again, once.
 import {generateKeyPairSync} from 'node:crypto'
 
 import * as common from 'oci-common'
@@ -27,9 +30,10 @@ import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {NodeFailure} from '../node-failures.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
 import {classifyOciError} from './failures.js'
-import {splitOracleShape} from './index.js'
 import type {OracleNodeConfig} from './node-config.js'
-import {takeSessionKey, type SessionKeyPair} from './session-key.js'
+import {dropSession, readSession, writeSession} from './session-cache.js'
+import {startSessionKey, takeSessionKey, type SessionKeyPair} from './session-key.js'
+import {splitOracleShape} from './shape-name.js'
 
 /**
  * What the driver asks of OCI, and therefore what iam.tf's policy must allow (checked by
@@ -84,6 +88,8 @@ export interface OciApiOptions {
   endpoints?: {api?: string; metadata?: string}
   /** Per-request time limit (default 60 s; a stand-in may shorten it). */
   requestTimeoutMs?: number
+  /** The file that keeps the instance principal's session between processes (session-cache.ts); none: each process fetches its own. */
+  sessionCache?: string
 }
 
 const STATE: Record<string, CloudInstance['state'] | undefined> = {
@@ -123,22 +129,60 @@ class OneKeySession {
   }
 }
 
-/**
- * The instance principal, built once per process and endpoints (metadata reads, a session key, one
- * call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK renews its token
- * when it expires. A failed build is forgotten, so the next call tries again.
- */
-const principals = new Map<string, Promise<common.AuthenticationDetailsProvider>>()
+/** The instance principal, and whether its session came from the cache (then its token may have been revoked). */
+interface Principal {
+  auth: common.AuthenticationDetailsProvider
+  fromCache: boolean
+  /** Keep a fetched session for the next process (after a call it signed succeeded; once). */
+  keep(): Promise<void>
+}
 
-function instancePrincipal(endpoints: OciApiOptions['endpoints']): Promise<common.AuthenticationDetailsProvider> {
-  const key = `${endpoints?.metadata ?? ''} ${endpoints?.api ?? ''}`
+/**
+ * The instance principal, built once per process, endpoints and cache file (metadata reads, a session
+ * key, one call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK renews its
+ * token when it expires. Or the cached session (session-cache.ts), when it has time left. A failed build
+ * is forgotten, so the next call tries again.
+ */
+const principals = new Map<string, Promise<Principal>>()
+
+const endpointsKey = (endpoints: OciApiOptions['endpoints']) => `${endpoints?.metadata ?? ''} ${endpoints?.api ?? ''}`
+
+function instancePrincipal(endpoints: OciApiOptions['endpoints'], sessionCache: string | undefined): Promise<Principal> {
+  const key = `${endpointsKey(endpoints)} ${sessionCache ?? ''}`
   let p = principals.get(key)
   if (!p) {
-    p = buildInstancePrincipal(endpoints)
+    p = principal(endpoints, sessionCache)
     principals.set(key, p)
     p.catch(() => principals.delete(key))
   }
   return p
+}
+
+/** Forget the principal of a cache whose token the API refused (unless forgotten already): the next call does the handshake. */
+function forgetCached(endpoints: OciApiOptions['endpoints'], sessionCache: string, refused: Promise<Principal>) {
+  const key = `${endpointsKey(endpoints)} ${sessionCache}`
+  if (principals.get(key) !== refused) return
+  principals.delete(key)
+  dropSession(sessionCache)
+}
+
+async function principal(endpoints: OciApiOptions['endpoints'], sessionCache: string | undefined): Promise<Principal> {
+  const key = endpointsKey(endpoints)
+  const cached = sessionCache === undefined ? undefined : readSession(sessionCache, key)
+  if (cached) {
+    const auth: common.AuthenticationDetailsProvider = {getKeyId: async () => `ST$${cached.token}`, getPrivateKey: () => cached.privateKey, getPassphrase: () => null}
+    return {auth, fromCache: true, keep: async () => {}}
+  }
+  const auth = await buildInstancePrincipal(endpoints)
+  let kept: Promise<void> | undefined
+  const keep = () =>
+    (kept ??= (async () => {
+      if (sessionCache === undefined) return
+      // The token the SDK holds now (fetched for the call that just succeeded: no second fetch), and its key.
+      const keyId = await auth.getKeyId()
+      if (keyId.startsWith('ST$')) writeSession(sessionCache, key, {token: keyId.slice(3), privateKey: auth.getPrivateKey()})
+    })().catch(() => {}))
+  return {auth, fromCache: false, keep}
 }
 
 async function buildInstancePrincipal(endpoints: OciApiOptions['endpoints']): Promise<common.AuthenticationDetailsProvider> {
@@ -162,13 +206,17 @@ export function hostnameLabel(name: string): {hostnameLabel?: string} {
 
 export function ociApi(o: OciApiOptions): CloudApi {
   const {section, cluster} = o
-  let client: Promise<core.ComputeClient> | undefined
+  // Without a kept session the handshake needs a key pair: started now, on the thread pool, it is made
+  // while the metadata service is read. With one (most node programs), no key is made at all.
+  if (o.sessionCache === undefined || !readSession(o.sessionCache, endpointsKey(o.endpoints))) startSessionKey()
+  let client: Promise<{compute: core.ComputeClient; principal: Principal; made: Promise<Principal>}> | undefined
   const compute = () =>
     (client ??= (async () => {
       quietSdkConsole()
-      const auth = await instancePrincipal(o.endpoints)
+      const made = instancePrincipal(o.endpoints, o.sessionCache)
+      const principal = await made
       const c = new core.ComputeClient(
-        {authenticationDetailsProvider: auth},
+        {authenticationDetailsProvider: principal.auth},
         {
           retryConfiguration: common.NoRetryConfigurationDetails,
           circuitBreaker: new common.CircuitBreaker({timeout: o.requestTimeoutMs ?? 60_000, errorThresholdPercentage: 100, volumeThreshold: Number.MAX_SAFE_INTEGER, resetTimeout: 1000}),
@@ -176,77 +224,98 @@ export function ociApi(o: OciApiOptions): CloudApi {
       )
       if (o.endpoints?.api) c.endpoint = o.endpoints.api
       else c.regionId = section.region
-      return c
+      return {compute: c, principal, made}
     })().catch((error: unknown) => {
       client = undefined // the next call tries again (the metadata service may have been slow)
       throw error
     }))
 
+  /** fn with the client; a cached token the API refuses is dropped and fn asked once more after the handshake. */
+  async function withCompute<T>(fn: (c: core.ComputeClient) => Promise<T>): Promise<T> {
+    const made = compute()
+    const first = await made
+    try {
+      const r = await fn(first.compute)
+      await first.principal.keep()
+      return r
+    } catch (error) {
+      if (!(first.principal.fromCache && o.sessionCache !== undefined && (error as {statusCode?: number}).statusCode === 401)) throw error
+      // Once for all the calls that were refused with this client: the first to get here starts over.
+      if (client === made) client = undefined
+      forgetCached(o.endpoints, o.sessionCache, first.made)
+      const again = await compute()
+      const r = await fn(again.compute)
+      await again.principal.keep()
+      return r
+    }
+  }
+
   return {
     place: () => section.availabilityDomain,
 
-    async list() {
-      const c = await compute()
-      const out: CloudInstance[] = []
-      let page: string | undefined
-      for (let n = 0; n < MAX_LIST_PAGES; n++) {
-        // The whole compartment, not just the cluster's AD: an instance of ours anywhere in it is ours
-        // to find (the watchdog's orphans). OCI filters on one lifecycle state at most, so the
-        // states are sorted here, as are the tags (ListInstances has no tag filter).
-        const r = await c.listInstances({compartmentId: section.compartmentId, limit: 100, page})
-        for (const i of r.items) {
-          const tags = i.freeformTags ?? {}
-          if (tags.cluster !== cluster || tags.type !== 'compute') continue
-          const state = STATE[i.lifecycleState] ?? 'pending'
-          if (state === 'terminated') continue
-          out.push({id: i.id, name: i.displayName ?? '', state, launchedAt: new Date(i.timeCreated).getTime(), shape: i.shape})
+    list: () =>
+      withCompute(async (c) => {
+        const out: CloudInstance[] = []
+        let page: string | undefined
+        for (let n = 0; n < MAX_LIST_PAGES; n++) {
+          // The whole compartment, not just the cluster's AD: an instance of ours anywhere in it is ours
+          // to find (the watchdog's orphans). OCI filters on one lifecycle state at most, so the
+          // states are sorted here, as are the tags (ListInstances has no tag filter).
+          const r = await c.listInstances({compartmentId: section.compartmentId, limit: 100, page})
+          for (const i of r.items) {
+            const tags = i.freeformTags ?? {}
+            if (tags.cluster !== cluster || tags.type !== 'compute') continue
+            const state = STATE[i.lifecycleState] ?? 'pending'
+            if (state === 'terminated') continue
+            out.push({id: i.id, name: i.displayName ?? '', state, launchedAt: new Date(i.timeCreated).getTime(), shape: i.shape})
+          }
+          page = r.opcNextPage
+          if (!page) return out
         }
-        page = r.opcNextPage
-        if (!page) return out
-      }
-      throw new Error(`more than ${MAX_LIST_PAGES} pages of instances in compartment ${section.compartmentId}: listing stopped`)
-    },
+        throw new Error(`more than ${MAX_LIST_PAGES} pages of instances in compartment ${section.compartmentId}: listing stopped`)
+      }),
 
     async create(node: NodeSpec, launch: LaunchRequest) {
       if (node.ad !== undefined && node.ad !== section.adNumber) throw new OtherAdError(node.ad, section.adNumber)
-      const c = await compute()
       const {shape, ocpus, memoryGb} = splitOracleShape(node.shape)
-      const r = await c.launchInstance({
-        opcRetryToken: launch.token,
-        launchInstanceDetails: {
-          availabilityDomain: section.availabilityDomain,
-          compartmentId: section.compartmentId,
-          displayName: node.name,
-          shape,
-          ...(ocpus !== undefined && memoryGb !== undefined ? {shapeConfig: {ocpus, memoryInGBs: memoryGb}} : {}),
-          sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
-          // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
-          // slurmd reports its own address when it registers, which is all Slurm needs.
-          createVnicDetails: {subnetId: section.subnetId, ...hostnameLabel(node.name), assignPublicIp: false},
-          metadata: {user_data: Buffer.from(launch.userData, 'utf8').toString('base64')},
-          freeformTags: {cluster, type: 'compute'},
-        },
-      })
+      const r = await withCompute((c) =>
+        c.launchInstance({
+          opcRetryToken: launch.token,
+          launchInstanceDetails: {
+            availabilityDomain: section.availabilityDomain,
+            compartmentId: section.compartmentId,
+            displayName: node.name,
+            shape,
+            ...(ocpus !== undefined && memoryGb !== undefined ? {shapeConfig: {ocpus, memoryInGBs: memoryGb}} : {}),
+            sourceDetails: {sourceType: 'image', imageId: launch.imageId} as core.models.InstanceSourceViaImageDetails,
+            // No private IP lookup (a VNIC attachment list and a getVnic per node): with cloud_reg_addrs
+            // slurmd reports its own address when it registers, which is all Slurm needs.
+            createVnicDetails: {subnetId: section.subnetId, ...hostnameLabel(node.name), assignPublicIp: false},
+            metadata: {user_data: Buffer.from(launch.userData, 'utf8').toString('base64')},
+            freeformTags: {cluster, type: 'compute'},
+          },
+        }),
+      )
       return {id: r.instance.id}
     },
 
-    async terminate(instance) {
-      const c = await compute()
-      try {
-        await c.terminateInstance({instanceId: instance.id, preserveBootVolume: false})
-      } catch (error) {
-        const status = (error as {statusCode?: number}).statusCode
-        // 404 NotAuthorizedOrNotFound on an id we just listed: it is gone (OCI cannot say which).
-        if (status === 404) return
-        // 409 IncorrectState: if that is because it is terminating already, it is stopped as asked;
-        // otherwise (mid-launch) the driver retries it as transient.
-        if (status === 409) {
-          const now = await c.getInstance({instanceId: instance.id}).catch(() => undefined)
-          if (now && (now.instance.lifecycleState === 'TERMINATING' || now.instance.lifecycleState === 'TERMINATED')) return
+    terminate: (instance) =>
+      withCompute(async (c) => {
+        try {
+          await c.terminateInstance({instanceId: instance.id, preserveBootVolume: false})
+        } catch (error) {
+          const status = (error as {statusCode?: number}).statusCode
+          // 404 NotAuthorizedOrNotFound on an id we just listed: it is gone (OCI cannot say which).
+          if (status === 404) return
+          // 409 IncorrectState: if that is because it is terminating already, it is stopped as asked;
+          // otherwise (mid-launch) the driver retries it as transient.
+          if (status === 409) {
+            const now = await c.getInstance({instanceId: instance.id}).catch(() => undefined)
+            if (now && (now.instance.lifecycleState === 'TERMINATING' || now.instance.lifecycleState === 'TERMINATED')) return
+          }
+          throw error
         }
-        throw error
-      }
-    },
+      }),
 
     classify(error: unknown): NodeFailure {
       if (error instanceof OtherAdError) return {class: 'config', code: `OtherAvailabilityDomain(${error.ad})`, message: error.message}

@@ -1,8 +1,8 @@
-// The RSA pair an instance principal's session token is bound to, started before the OCI SDK loads.
-// Generating it takes 0.2–0.6 s of CPU on a small machine and loading oci-core/oci-common ≈0.6 s more
-// (bench/node-cold-start.ts measures the whole); generateKeyPair runs on libuv's thread pool, so started first (index.ts nodeDriver) it
-// is made while the SDK's modules load, instead of after. node:crypto only: this file is loaded by
-// the node programs before the SDK.
+// The RSA pair an instance principal's session token is bound to, started as soon as the driver knows
+// it needs one (oci-api.ts ociApi: no session kept from an earlier node program, session-cache.ts).
+// Generating it takes 0.2–0.6 s of CPU on a small machine (bench/node-cold-start.ts measures the whole);
+// generateKeyPair runs on libuv's thread pool, so it is made while the metadata service is read,
+// instead of after. node:crypto only.
 import {generateKeyPair} from 'node:crypto'
 
 export interface SessionKeyPair {

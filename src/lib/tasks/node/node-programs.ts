@@ -3,30 +3,33 @@
 // shape/AD/arch back from its Slurm features, hand the nodes to the provider's driver, log every
 // step with a timestamp to the elastic log, and report a failed start to Slurm at once, with the
 // reason — so no job waits ResumeTimeout for a node that will never come.
+//
+// Their start is on every power event's path: no zod (cluster.json and a stand-in are checked once per
+// content, checked-once.ts), no execa (tools/exec.ts runs scontrol with node:child_process), no oclif
+// (bin/run.js comes straight here); test/cli/node-program.test.ts checks what they load.
 import {appendFileSync, existsSync, mkdirSync} from 'node:fs'
-import {dirname} from 'node:path'
+import {dirname, resolve} from 'node:path'
 
-import {CLUSTER_JSON, type ManagementContract, readManagementContractFile} from '../../cluster/management-contract.js'
+import {CLUSTER_JSON} from '../../cluster/cluster-json.js'
+import type {ManagementContract} from '../../cluster/management-contract.js'
 import {CitcError} from '../../errors.js'
 import {gresGpuCount, noGpuDriverReason} from '../../images/gpu-driver.js'
+import {markSectionChecked} from '../../providers/driver-section.js'
 import {providerModule} from '../../providers/registry.js'
+import {NODE_PROGRAMS_STATE_DIR} from '../../providers/state-dir.js'
 import {type NodeDriver, type NodeOutcome, type NodeSpec, realContext} from '../../providers/types.js'
 import {Controller, type NodeState} from '../../slurm/controller.js'
 import {expandHostlist} from '../../slurm/hostlist.js'
 import {featureValue} from '../../slurm/nodes.js'
-import {readStandInFile, type StandIn} from '../../stand-in.js'
+import type {StandIn} from '../../stand-in.js'
 import {localTransport} from '../../transport/local.js'
+import {checkedFileOnce} from './checked-once.js'
 
 /** What the management playbook wrote to /etc/citc/cluster.json (cluster/management-contract.ts). */
 export type NodeHostConfig = ManagementContract
 
 /** Where the node programs' cluster.json is: /etc/citc/cluster.json, or a stand-in's (stand-in.ts). */
 const nodeHostConfigFile = (standIn?: StandIn) => standIn?.clusterJson ?? CLUSTER_JSON
-
-/** The node programs' cluster.json. */
-export function readNodeHostConfig(standIn?: StandIn): NodeHostConfig {
-  return readManagementContractFile(nodeHostConfigFile(standIn))
-}
 
 /**
  * The provider module's node driver (imported now: only a node program needs it). cluster.json names
@@ -93,11 +96,51 @@ export const PROGRAM_BUDGET_MS: Record<NodeProgram, number> = {resume: 300_000, 
 /** The elastic log the role sets up (citc_log_dir): where a node program says why it could not start. */
 const DEFAULT_ELASTIC_LOG = '/var/log/citc/elastic.log'
 
+/**
+ * cluster.json as its reader checks it (cluster/management-contract.ts), checked once per content in the
+ * node programs' state directory (a stand-in's stateDir; with a stand-in and none, every time).
+ */
+async function readConfig(file: string, standIn?: StandIn): Promise<NodeHostConfig> {
+  const cfg = await checkedFileOnce({
+    file,
+    name: 'cluster-json',
+    dir: () => (standIn ? standIn.driver?.stateDir : NODE_PROGRAMS_STATE_DIR),
+    async check(text) {
+      const contract = await import('../../cluster/management-contract.js')
+      return text === undefined ? contract.readManagementContractFile(file) : contract.parseManagementContract(text, file)
+    },
+  })
+  // Checked with the file: its driver's factory does not check the section again.
+  if (cfg.driver !== null && typeof cfg.driver === 'object') markSectionChecked(cfg.driver)
+  return cfg
+}
+
+/** A --stand-in file as stand-in.ts reads it, checked once per content in its own driver.stateDir (if it names one). */
+function readStandIn(file: string): Promise<StandIn> {
+  return checkedFileOnce({
+    file: resolve(file),
+    name: 'stand-in',
+    dir(text) {
+      // Only where a result may have been kept: the result itself comes from the check.
+      try {
+        const d = (JSON.parse(text) as {driver?: {stateDir?: unknown}} | null)?.driver?.stateDir
+        return typeof d === 'string' && d.startsWith('/') ? d : undefined
+      } catch {
+        return undefined
+      }
+    },
+    async check(text) {
+      const s = await import('../../stand-in.js')
+      return text === undefined ? s.readStandInFile(file) : s.parseStandIn(text, file)
+    },
+  })
+}
+
 /** cluster.json, or the reason it cannot be used, logged where an admin looks first, then thrown. */
-function configOrLog(program: NodeProgram, hostlist: string, standIn?: StandIn): NodeHostConfig {
+async function configOrLog(program: NodeProgram, hostlist: string, standIn?: StandIn): Promise<NodeHostConfig> {
   const file = nodeHostConfigFile(standIn)
   try {
-    return readManagementContractFile(file)
+    return await readConfig(file, standIn)
   } catch (error) {
     const hint = error instanceof CitcError && error.hint ? ` (Try: ${error.hint})` : ''
     try {
@@ -114,7 +157,7 @@ function configOrLog(program: NodeProgram, hostlist: string, standIn?: StandIn):
 }
 
 export async function runNodeProgram(program: NodeProgram, hostlist: string, standIn?: StandIn) {
-  const cfg = configOrLog(program, hostlist, standIn)
+  const cfg = await configOrLog(program, hostlist, standIn)
   const driver = await driverFor(cfg, standIn)
   const log = elasticLogger(cfg.elasticLog, `citc-node-${program}`)
   const ctx = realContext(log, PROGRAM_BUDGET_MS[program])
@@ -189,7 +232,7 @@ async function reportFailedStarts(controller: Controller, failed: NodeOutcome[],
  */
 export async function nodeProgramMain(program: NodeProgram, hostlist: string, standInFile?: string, write = (m: string) => process.stderr.write(m)): Promise<number> {
   try {
-    const standIn = standInFile === undefined ? undefined : readStandInFile(standInFile)
+    const standIn = standInFile === undefined ? undefined : await readStandIn(standInFile)
     const outcomes = await runNodeProgram(program, hostlist, standIn)
     // Slurm learns of failures through scontrol (done above); a non-zero exit only adds a log line.
     return outcomes.length > 0 && outcomes.every((o) => !o.ok) ? 1 : 0

@@ -1,4 +1,4 @@
-// The instance principal's session key, started before the SDK loads (session-key.ts): made once,
+// The instance principal's session key, started early (session-key.ts): made once,
 // handed out once (a later token gets a new pair from the driver), a usable RSA-2048 pair.
 import {createPrivateKey, createPublicKey} from 'node:crypto'
 
@@ -8,7 +8,7 @@ import {startSessionKey, takeSessionKey} from '../../../../src/lib/providers/ora
 
 describe('oracle session key made early', () => {
   it('is none when not started; once started, one RSA-2048 pair, handed out once', async () => {
-    await takeSessionKey() // one another test file in this worker may have started (oracleModule.nodeDriver())
+    await takeSessionKey() // one another test file in this worker may have started (an Oracle driver without a kept session)
     expect(await takeSessionKey()).toBeUndefined()
     startSessionKey()
     const pair = await takeSessionKey()
