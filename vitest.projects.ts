@@ -43,6 +43,8 @@ export const INTEGRATION = [
   'test/lib/tasks/add-user/add-user-workflow.test.ts',
   'test/lib/tasks/remove-user/remove-user.test.ts',
   'test/lib/users/directory.test.ts',
+  // Debian's Packer, mmdebstrap and ansible-playbook building two local images for real (root).
+  'test/lib/providers/local/image-base.test.ts',
   // sshd of the test's own.
   'test/lib/providers/cloud-image-build.test.ts',
   'test/lib/tasks/create/management-node-setup.test.ts',

@@ -13,6 +13,8 @@ export interface BuildOptions {
   arch: Arch
   /** The digest of what goes in (inputs.ts), recorded with the image. */
   inputs: string
+  /** The digest of what goes in but the script (inputs.ts baseInputsDigest): the local builder's cached base is keyed by it. */
+  baseInputs?: string
   /** The controller's Slurm package version: the image's slurmd is exactly it. */
   slurmVersion: string
   /** compute.yml's variables (the builder's playbookVars(), read once by the caller for the inputs digest too). */
@@ -115,7 +117,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
       playbook_vars_file: playbookVarsFile,
       script: o.scriptOnManagement ?? '',
       manifest,
-      ...(await builder.vars(build)),
+      ...(await builder.vars({...build, ...(o.baseInputs ? {baseInputs: o.baseInputs} : {})})),
     }
     await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
     const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]

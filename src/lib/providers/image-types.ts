@@ -81,8 +81,11 @@ export interface ImageBuilder {
   packageRoot(): Promise<string>
   /** compute.yml's variables: the same tree management.yml got (cluster_name, provider, shared_dir, LDAP…). */
   playbookVars(): Promise<Record<string, unknown>>
-  /** The provider's variables for one build (network, base image, where the output goes…). */
-  vars(build: {name: string; version: string; arch: Arch; slurmVersion: string}): Promise<PackerVars>
+  /**
+   * The provider's variables for one build (network, base image, where the output goes…).
+   * `baseInputs`: the digest of what goes into the image but the script (images/inputs.ts; local: its cached base's key).
+   */
+  vars(build: {name: string; version: string; arch: Arch; slurmVersion: string; baseInputs?: string}): Promise<PackerVars>
   /**
    * After Packer succeeded: the image it made (local: moved into place; clouds: found by its tags).
    * `imageJson`: the image's /etc/citc/image.json as the build printed it (build.ts), if it did.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Packer step 2 of a local image: compute.yml inside the root filesystem, through citc's chroot
+# Step 2 of a local image's base (base.sh runs it): compute.yml inside the root filesystem, through citc's chroot
 # connection (playbooks/connection_plugins/citc_chroot.py: ansible-core alone has none).
 #   playbook.sh ROOTFS PLAYBOOKS_DIR VARS_JSON
 set -eu

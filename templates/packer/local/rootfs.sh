@@ -1,5 +1,5 @@
 #!/bin/bash
-# Packer step 1 of a local image: a minimal Debian root filesystem (mmdebstrap) with Slurm's node
+# Step 1 of a local image's base (base.sh runs it): a minimal Debian root filesystem (mmdebstrap) with Slurm's node
 # packages at exactly the controller's version, from this machine's own apt sources (its mirror or
 # proxy). Everything compute.yml installs is included here too, so its apt tasks find them present.
 #   rootfs.sh ROOTFS SUITE SLURM_VERSION

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Packer step 3 of a local image: the cluster's customisation script (`citc rebuild-image --script`),
+# Packer step 2 of a local image: the cluster's customisation script (`citc rebuild-image --script`),
 # last, as root inside the image. It runs in its own mount and PID namespaces with /proc, /dev and this
 # machine's DNS, so apt works in it and nothing it starts outlives it; services are not started
 # (policy-rc.d). Its output goes to the build log; its failure fails the build.

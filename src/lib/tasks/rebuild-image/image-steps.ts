@@ -5,7 +5,7 @@ import {CitcError} from '../../errors.js'
 import {buildImage} from '../../images/build.js'
 import {gpuGroupsInConf, gpuImageVars, type GpuImageVars} from '../../images/gpu.js'
 import {PACKAGE_ROOT} from '../../package-root.js'
-import {imageInputsDigest} from '../../images/inputs.js'
+import {baseInputsDigest, imageInputsDigest} from '../../images/inputs.js'
 import type {ImageBuilder, ImageInfo, ImageRecord} from '../../providers/image-types.js'
 import type {Arch} from '../../shapes/types.js'
 import type {Transport} from '../../transport/types.js'
@@ -28,6 +28,8 @@ export interface ImageContext extends WorkflowContext {
   pruned?: string[]
   /** Set by inputsStep. */
   inputs?: string
+  /** Set by inputsStep: the same without the script (what a cached base is keyed by). */
+  baseInputs?: string
   slurmVersion?: string
   playbookVars?: Record<string, unknown>
 }
@@ -87,7 +89,9 @@ export function inputsStep<C extends ImageContext>(): Step<C> {
       // The GPU variables are inputs too: a cluster that gains its first GPU shape gets a new image.
       ctx.playbookVars = {...(await ctx.builder.playbookVars()), ...(await gpuVarsOn(ctx))}
       // This machine's template and playbooks are the files the management node runs (its citc is this one).
-      ctx.inputs = imageInputsDigest({packageRoot: PACKAGE_ROOT, script: ctx.script, slurmVersion: ctx.slurmVersion, arch: ctx.arch, playbookVars: ctx.playbookVars})
+      const inputs = {packageRoot: PACKAGE_ROOT, slurmVersion: ctx.slurmVersion, arch: ctx.arch, playbookVars: ctx.playbookVars}
+      ctx.inputs = imageInputsDigest({...inputs, script: ctx.script})
+      ctx.baseInputs = baseInputsDigest(inputs)
     },
   }
 }
@@ -122,6 +126,7 @@ export function buildStep<C extends ImageContext>(opts: {skipWhenUnchanged?: boo
         cluster: ctx.record.name,
         arch: ctx.arch,
         inputs: ctx.inputs!,
+        baseInputs: ctx.baseInputs,
         slurmVersion: ctx.slurmVersion!,
         playbookVars: ctx.playbookVars!,
         scriptOnManagement,
