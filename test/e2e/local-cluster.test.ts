@@ -386,6 +386,9 @@ describe('a local cluster, end to end', () => {
   }, 600_000)
 
   it('--script none and --keep 1: a new image without the script, older ones deleted', async () => {
+    // An image stays while a node runs on it: the last test's nodes must be down first, or --keep spares
+    // their image. (The rebuild itself no longer gives them the time: it reuses the base, a few seconds.)
+    await until('every node powered down', 150_000, allPoweredDown)
     const r = await citc(['rebuild-image', '-c', NAME, '--script', 'none', '--keep', '1', '--yes', '--json'], {env, timeoutMs: 600_000})
     if (r.code !== 0) throw new Error(`rebuild-image failed (${r.code}):\n${r.stdout}\n${r.stderr}`)
     const {image, pruned} = r.json()
