@@ -2,7 +2,7 @@
 // found (and nothing found where there is none), argv sampled from a real process, world-readable files
 // told from files only their owner can reach, and the log files a local cluster writes.
 import {execFileSync, spawn} from 'node:child_process'
-import {chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
@@ -145,14 +145,18 @@ describe('sampleArgv', () => {
     const marker = `citc-argv-marker-${randomBytes(6).toString('hex')}`
     await sampler.ready
     // Two commands: dash would exec a single one in place of itself, and the marker ($0) would go.
-    // 2 s: one pass over /proc can take hundreds of ms on a loaded machine; a 0.4-s life left little margin.
-    const child = spawn('sh', ['-c', 'sleep 2; true', marker], {stdio: 'ignore'})
-    await new Promise((r) => child.on('exit', r))
+    // It lives until the sampler has written its line (at most 20 s): on a busy machine one pass over
+    // /proc can take longer than any fixed short life (0.4 s and 2 s both were missed in full runs).
+    const child = spawn('sh', ['-c', 'sleep 20; true', marker], {stdio: 'ignore'})
+    const exited = new Promise((r) => child.on('exit', r))
+    for (let waited = 0; waited < 20_000 && !(existsSync(sampler.file) && readFileSync(sampler.file, 'utf8').includes(marker)); waited += 20) await new Promise((r) => setTimeout(r, 20))
+    child.kill('SIGKILL')
+    await exited
     const lines = sampler.stop()
     // sh's own pid, and sometimes its fork for `sleep` caught before the exec (a copy of sh's argv).
     const seen = lines.filter((l) => l.includes(marker))
-    expect(seen).toContain(`${child.pid}: sh -c sleep 2; true ${marker}`)
-    for (const l of seen) expect(l).toMatch(new RegExp(`^\\d+: sh -c sleep 2; true ${marker}$`))
+    expect(seen).toContain(`${child.pid}: sh -c sleep 20; true ${marker}`)
+    for (const l of seen) expect(l).toMatch(new RegExp(`^\\d+: sh -c sleep 20; true ${marker}$`))
     expect(findSecrets([{name: 'marker', where: 'x', value: marker, forms: [marker]}], argvTexts(lines))).toContain(`marker @ argv of ${child.pid} (sh)`)
     expect(sampler.stop()).toBe(lines)
   })
