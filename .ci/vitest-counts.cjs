@@ -13,6 +13,11 @@ console.log(`${passed} ${failed}`)
 for (const t of r.testResults ?? []) {
   const file = require('path').relative(process.cwd(), t.name ?? '')
   const failedTests = (t.assertionResults ?? []).filter((a) => a.status === 'failed')
-  for (const a of failedTests) console.error(`FAILED ${file} > ${a.fullName}`)
+  for (const a of failedTests) {
+    console.error(`FAILED ${file} > ${a.fullName}`)
+    // The first lines of its message (no colour), so the cause can be read from the kept output too.
+    const message = (a.failureMessages ?? []).join('\n').replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() !== '')
+    for (const line of message.slice(0, 6)) console.error(`    ${line.slice(0, 240)}`)
+  }
   if (t.status === 'failed' && failedTests.length === 0) console.error(`FAILED ${file} (its hooks: ${(t.message ?? '').split('\n')[0].slice(0, 200)})`)
 }
