@@ -9,6 +9,7 @@ import {pathToFileURL} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {startFakeEc2} from '../doubles/cloud-api/ec2.js'
+import {FAKE_OCI_SECTION, startFakeOci} from '../doubles/cloud-api/oci.js'
 import {citc, ROOT} from '../helpers/cli.js'
 
 const work = mkdtempSync(join(tmpdir(), 'citc-node-program-'))
@@ -107,17 +108,60 @@ describe("a cloud node program's start", () => {
   it.each(['aws', 'google', 'oracle'])('%s: its driver bundle carries no zod (cluster.json is checked once, when read), execa or other providers\' SDKs', (provider) => {
     const bundle = readFileSync(join(ROOT, 'dist', 'lib', 'providers', provider, 'driver.js'), 'utf8')
     const others = {aws: /\bEC2Client\b/, google: /\bGoogleAuth\b/, oracle: /\bInstancePrincipalsAuthenticationDetailsProviderBuilder\b/}
-    expect(bundle).toMatch(others[provider as keyof typeof others])
+    // Oracle's SDK is for the instance-principal handshake only, which the bundle loads beside it when needed.
+    const own = provider === 'oracle' ? readFileSync(join(ROOT, 'dist', 'lib', 'providers', 'oracle', 'instance-principal.js'), 'utf8') : bundle
+    expect(own).toMatch(others[provider as keyof typeof others])
     for (const [name, marker] of Object.entries(others)) if (name !== provider) expect(bundle, name).not.toMatch(marker)
     expect(bundle).not.toMatch(/\$ZodType\b|ZodError/)
     expect(bundle).not.toMatch(/ExecaError/)
   })
 
-  it('oracle: its driver bundle carries oci-common but no oci-core (2.4 MB of models and clients: compute-calls.ts makes the four calls)', () => {
+  it('oracle: its driver bundle carries neither oci-core (2.4 MB of models and clients) nor oci-common (compute-calls.ts makes and signs the four calls)', () => {
     const bundle = readFileSync(join(ROOT, 'dist', 'lib', 'providers', 'oracle', 'driver.js'), 'utf8')
     // esbuild names each bundled module's source in a comment; the classes are oci-core's own names.
-    expect(bundle).toMatch(/node_modules\/oci-common\//)
+    expect(bundle).not.toMatch(/node_modules\/oci-common\//)
     expect(bundle).not.toMatch(/node_modules\/oci-core\//)
     expect(bundle).not.toMatch(/\b(ComputeClient|LaunchInstanceDetails|VirtualNetworkClient)\b/)
+  })
+
+  it('oracle: a run with a kept session token loads no oci-common (the first run, which fetches the token, does)', async () => {
+    const oci = await startFakeOci()
+    try {
+      const config = join(work, 'oracle.json')
+      writeFileSync(
+        config,
+        JSON.stringify({
+          version: 1, name: 'lab', provider: 'oracle', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc',
+          // No slurmctld, as in the aws case above: the program goes on with the names only.
+          confPath: join(work, 'no-slurmctld.conf'), elasticLog: join(work, 'elastic-oracle.log'),
+          driver: FAKE_OCI_SECTION,
+        }),
+      )
+      writeFileSync(join(work, 'no-slurmctld.conf'), 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
+      const file = join(work, 'oracle.stand-in.json')
+      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: oci.url, metadata: oci.metadataUrl}, imagesJson: join(work, 'no-images.json'), stateDir: join(work, 'node-programs-oracle')}}))
+      const run = async (n: number) => {
+        const loaded = join(work, `loaded-oracle-${n}.txt`)
+        const r = await citc(['node', 'suspend', `lab-e4-000${n}`, '--stand-in', file], {env: {NODE_OPTIONS: listLoaded(loaded)}})
+        expect(r.code, r.stderr).toBe(0)
+        expect(readFileSync(join(work, 'elastic-oracle.log'), 'utf8')).toMatch(new RegExp(`lab-e4-000${n}: no instance, nothing to stop`))
+        return readFileSync(loaded, 'utf8').split('\n')
+      }
+      const sdk = (urls: string[]) => urls.filter((u) => /\/node_modules\/oci-common\/|\/providers\/oracle\/instance-principal\.js$/.test(u))
+      // The first run: the handshake, with the SDK, and the token kept.
+      expect(sdk(await run(1)).length).toBeGreaterThan(0)
+      expect(oci.tokensIssued).toBe(1)
+      // The next: the kept token, the calls signed with node:crypto, no SDK.
+      const urls = await run(2)
+      expect(urls).toContain(pathToFileURL(join(ROOT, 'dist', 'lib', 'providers', 'oracle', 'driver.js')).href)
+      expect(sdk(urls)).toEqual([])
+      expect(oci.tokensIssued).toBe(1)
+      expect(oci.requests.filter((r) => r.op === 'ListInstances').map((r) => [r.status, String(r.headers.authorization).slice(0, 34)])).toEqual([
+        [200, 'Signature version="1",keyId="ST$ey'],
+        [200, 'Signature version="1",keyId="ST$ey'],
+      ])
+    } finally {
+      await oci.close()
+    }
   })
 })

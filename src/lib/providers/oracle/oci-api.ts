@@ -1,39 +1,28 @@
-// Oracle Cloud's CloudApi (cloud-driver.ts) over OCI's Core compute calls (compute-calls.ts: oci-core's
-// ComputeClient methods rewritten over oci-common, so the node programs never load oci-core's 2.4 MB):
-// list, launch and terminate the cluster's compute instances. The node programs reach it through
-// driver.ts, imported when a driver is asked for.
+// Oracle Cloud's CloudApi (cloud-driver.ts) over OCI's Core compute calls (compute-calls.ts: signed with
+// node:crypto and sent with node:https, no SDK): list, launch and terminate the cluster's compute
+// instances. The node programs reach it through driver.ts, imported when a driver is asked for.
 //
-// What the SDK (oci-common, through compute-calls.ts) is told, and why:
-//   retries   none (NoRetryConfigurationDetails, explicit although it is already the default of the
-//             three calls): the driver retries throttled/transient itself within its budget, and the
-//             SDK's own condition would retry "Out of host capacity" (a 500) as if it were transient.
-//   breaker   opossum is kept only as a per-request time limit: it can never open (volume threshold out
-//             of reach), so one slow answer fails one call, classified ETIMEDOUT → transient, and a
-//             burst of 500s cannot turn later calls into "breaker open" errors the driver cannot read.
-//   console   the SDK writes a console.warn line for every failed call ("Request cannot be retried…")
-//             and the federation client console.logs its token retries. Those lines are dropped
-//             (quietSdkConsole): the thrown error carries the same text, and the driver logs each
-//             failure once, classified, to the elastic log. Any other console output passes through.
 //   auth      instance principals — the management node's dynamic group (templates/terraform/oracle/
 //             iam.tf): the certificate from the metadata service, a session token from the auth
-//             service. Tests point both at the fake OCI (test/doubles/cloud-api/oci.ts) through a stand-in's
-//             endpoints (src/lib/stand-in.ts): `metadata` is the metadata base URL, and when `api` is set the auth
-//             service is asked there too (one fake plays Core API and auth service). With a session
-//             cache (sessionCache: the node programs' state directory, session-cache.ts), the token and its
-//             key are kept between node programs until shortly before the token expires: most programs
-//             skip the handshake; a token the API refuses (401) is dropped and fetched again, once.
-import {generateKeyPairSync} from 'node:crypto'
-
-import * as common from 'oci-common'
-
+//             service. That handshake is the SDK's (oci-common), in instance-principal.ts, loaded only
+//             when it is needed: with a session cache (sessionCache: the node programs' state directory,
+//             session-cache.ts) the token, its key and the region's Core API endpoint are kept between
+//             node programs until shortly before the token expires, so most programs load no SDK at all;
+//             a token the API refuses (401) is dropped and fetched again, once.
+//   retries   none here: the driver retries throttled/transient itself within its budget (the SDK's own
+//             condition would have retried "Out of host capacity", a 500, as if it were transient).
+//   time      a per-request time limit: one slow answer fails one call, classified ETIMEDOUT → transient.
+//   tests     the fake OCI (test/doubles/cloud-api/oci.ts) through a stand-in's endpoints
+//             (src/lib/stand-in.ts): `api` is the Core API base (and the auth service), `metadata` the
+//             metadata base URL.
 import type {CloudApi, LaunchRequest} from '../cloud-driver.js'
 import type {NodeFailure} from '../node-failures.js'
 import type {CloudInstance, NodeSpec} from '../types.js'
-import {ComputeCalls} from './compute-calls.js'
+import {ComputeCalls, type RequestKey} from './compute-calls.js'
 import {classifyOciError} from './failures.js'
 import type {OracleNodeConfig} from './node-config.js'
 import {dropSession, readSession, writeSession} from './session-cache.js'
-import {startSessionKey, takeSessionKey, type SessionKeyPair} from './session-key.js'
+import {startSessionKey} from './session-key.js'
 import {splitOracleShape} from './shape-name.js'
 
 /**
@@ -52,28 +41,6 @@ export const ORACLE_DRIVER_PERMISSIONS = [
 
 /** Pages of 100 instances read at most per listing (10,000 instances: far beyond any citc cluster). */
 export const MAX_LIST_PAGES = 100
-
-const SDK_NOISE = [/^Request cannot be retried/, /^All retry attempts have exhausted/, /^Request failed with Exception/, /^Failed to fetch the token from auth server/, /^Retry attempts exhausted/, /^Retrying the request/]
-const QUIET = Symbol.for('citc.oracle.quietSdkConsole')
-
-/**
- * Drop the SDK's own failure lines from console.warn/console.log (see the header); everything else
- * passes. Wraps whatever console.warn/log are now, unless that is already this filter (so a console
- * replaced since — a test's spy — is wrapped again).
- */
-export function quietSdkConsole() {
-  for (const level of ['warn', 'log'] as const) {
-    const current = console[level] as ((...args: unknown[]) => void) & {[QUIET]?: true}
-    if (current[QUIET]) continue
-    console[level] = Object.assign(
-      (...args: unknown[]) => {
-        if (typeof args[0] === 'string' && SDK_NOISE.some((r) => r.test(args[0] as string))) return
-        current.apply(console, args)
-      },
-      {[QUIET]: true as const},
-    )
-  }
-}
 
 /** A node asked for in an availability domain the cluster has no subnet in: never launched elsewhere. */
 export class OtherAdError extends Error {
@@ -107,52 +74,44 @@ const STATE: Record<string, CloudInstance['state'] | undefined> = {
   TERMINATED: 'terminated',
 }
 
-/**
- * The session key the auth service binds the token to. The SDK's own supplier makes an RSA-2048 pair
- * when it is built and another when the first token is fetched (refreshKeys before every fetch): two
- * key generations, 0.2–0.6 s each on a small machine, in every node program run. This one makes none
- * for the first token when a pair was started early (session-key.ts, while the SDK loaded), and one
- * per later token.
- */
-class OneKeySession {
-  private pair?: {getPublic(): string; getPrivate(): string}
-  constructor(private first?: SessionKeyPair) {}
-  refreshKeys() {
-    const {publicKey, privateKey} =
-      this.first ??
-      generateKeyPairSync('rsa', {modulusLength: 2048, publicKeyEncoding: {type: 'spki', format: 'pem'}, privateKeyEncoding: {type: 'pkcs8', format: 'pem'}})
-    this.first = undefined
-    this.pair = {getPublic: () => publicKey, getPrivate: () => privateKey}
-  }
-  getKeyPair() {
-    if (!this.pair) this.refreshKeys()
-    return this.pair!
-  }
-}
-
-/** The instance principal, and whether its session came from the cache (then its token may have been revoked). */
+/** The instance principal's key, and whether its session came from the cache (then its token may have been revoked). */
 interface Principal {
-  auth: common.AuthenticationDetailsProvider
+  key: RequestKey
+  /** The Core API base URL of the region (or the stand-in's). */
+  endpoint: string
   fromCache: boolean
   /** Keep a fetched session for the next process (after a call it signed succeeded; once). */
   keep(): Promise<void>
 }
 
+type Handshake = typeof import('./instance-principal.js')
+
 /**
- * The instance principal, built once per process, endpoints and cache file (metadata reads, a session
- * key, one call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK renews its
- * token when it expires. Or the cached session (session-cache.ts), when it has time left. A failed build
- * is forgotten, so the next call tries again.
+ * instance-principal.ts, beside this module: by a computed path, so that esbuild (package.json's
+ * bundle-drivers) leaves it out of the driver bundle, and oci-common with it (see its header). Under
+ * the test runner this module is the .ts source, and so is the one it loads.
+ */
+export function loadHandshake(): Promise<Handshake> {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
+  return import(/* @vite-ignore */ new URL(`./instance-principal${ext}`, import.meta.url).href) as Promise<Handshake>
+}
+
+/**
+ * The instance principal, built once per process, endpoints, region and cache file (metadata reads, a
+ * session key, one call to the auth service: 0.3–0.8 s) and shared by every driver made in it; the SDK
+ * renews its token when it expires. Or the cached session (session-cache.ts), when it has time left. A
+ * failed build is forgotten, so the next call tries again.
  */
 const principals = new Map<string, Promise<Principal>>()
 
 const endpointsKey = (endpoints: OciApiOptions['endpoints']) => `${endpoints?.metadata ?? ''} ${endpoints?.api ?? ''}`
+const principalKey = (endpoints: OciApiOptions['endpoints'], region: string, sessionCache: string | undefined) => `${endpointsKey(endpoints)} ${region} ${sessionCache ?? ''}`
 
-function instancePrincipal(endpoints: OciApiOptions['endpoints'], sessionCache: string | undefined): Promise<Principal> {
-  const key = `${endpointsKey(endpoints)} ${sessionCache ?? ''}`
+function instancePrincipal(endpoints: OciApiOptions['endpoints'], region: string, sessionCache: string | undefined): Promise<Principal> {
+  const key = principalKey(endpoints, region, sessionCache)
   let p = principals.get(key)
   if (!p) {
-    p = principal(endpoints, sessionCache)
+    p = principal(endpoints, region, sessionCache)
     principals.set(key, p)
     p.catch(() => principals.delete(key))
   }
@@ -160,40 +119,31 @@ function instancePrincipal(endpoints: OciApiOptions['endpoints'], sessionCache: 
 }
 
 /** Forget the principal of a cache whose token the API refused (unless forgotten already): the next call does the handshake. */
-function forgetCached(endpoints: OciApiOptions['endpoints'], sessionCache: string, refused: Promise<Principal>) {
-  const key = `${endpointsKey(endpoints)} ${sessionCache}`
+function forgetCached(endpoints: OciApiOptions['endpoints'], region: string, sessionCache: string, refused: Promise<Principal>) {
+  const key = principalKey(endpoints, region, sessionCache)
   if (principals.get(key) !== refused) return
   principals.delete(key)
   dropSession(sessionCache)
 }
 
-async function principal(endpoints: OciApiOptions['endpoints'], sessionCache: string | undefined): Promise<Principal> {
+async function principal(endpoints: OciApiOptions['endpoints'], region: string, sessionCache: string | undefined): Promise<Principal> {
   const key = endpointsKey(endpoints)
-  const cached = sessionCache === undefined ? undefined : readSession(sessionCache, key)
+  const cached = sessionCache === undefined ? undefined : readSession(sessionCache, key, region)
   if (cached) {
-    const auth: common.AuthenticationDetailsProvider = {getKeyId: async () => `ST$${cached.token}`, getPrivateKey: () => cached.privateKey, getPassphrase: () => null}
-    return {auth, fromCache: true, keep: async () => {}}
+    return {key: {getKeyId: () => `ST$${cached.token}`, getPrivateKey: () => cached.privateKey}, endpoint: endpoints?.api ?? cached.coreEndpoint, fromCache: true, keep: async () => {}}
   }
-  const auth = await buildInstancePrincipal(endpoints)
+  const handshake = await loadHandshake()
+  const auth = await handshake.instancePrincipal(endpoints)
+  const endpoint = endpoints?.api ?? handshake.coreEndpoint(region)
   let kept: Promise<void> | undefined
   const keep = () =>
     (kept ??= (async () => {
       if (sessionCache === undefined) return
       // The token the SDK holds now (fetched for the call that just succeeded: no second fetch), and its key.
       const keyId = await auth.getKeyId()
-      if (keyId.startsWith('ST$')) writeSession(sessionCache, key, {token: keyId.slice(3), privateKey: auth.getPrivateKey()})
+      if (keyId.startsWith('ST$')) writeSession(sessionCache, key, region, {token: keyId.slice(3), privateKey: auth.getPrivateKey(), coreEndpoint: endpoint})
     })().catch(() => {}))
-  return {auth, fromCache: false, keep}
-}
-
-async function buildInstancePrincipal(endpoints: OciApiOptions['endpoints']): Promise<common.AuthenticationDetailsProvider> {
-  const builder = new common.InstancePrincipalsAuthenticationDetailsProviderBuilder()
-  // The builder's public setter; its declared type is the SDK's KeyPair class, which OneKeySession's
-  // pair matches in what the SDK calls (getPublic, getPrivate).
-  ;(builder as unknown as {sessionKeySupplier: OneKeySession}).sessionKeySupplier = new OneKeySession(await takeSessionKey())
-  if (endpoints?.metadata) builder.metadataBaseUrl = endpoints.metadata
-  if (endpoints?.api) builder.federationEndpoint = new URL(endpoints.api).origin
-  return builder.build()
+  return {key: auth, endpoint, fromCache: false, keep}
 }
 
 /**
@@ -209,14 +159,13 @@ export function ociApi(o: OciApiOptions): CloudApi {
   const {section, cluster} = o
   // Without a kept session the handshake needs a key pair: started now, on the thread pool, it is made
   // while the metadata service is read. With one (most node programs), no key is made at all.
-  if (o.sessionCache === undefined || !readSession(o.sessionCache, endpointsKey(o.endpoints))) startSessionKey()
+  if (o.sessionCache === undefined || !readSession(o.sessionCache, endpointsKey(o.endpoints), section.region)) startSessionKey()
   let client: Promise<{compute: ComputeCalls; principal: Principal; made: Promise<Principal>}> | undefined
   const compute = () =>
     (client ??= (async () => {
-      quietSdkConsole()
-      const made = instancePrincipal(o.endpoints, o.sessionCache)
+      const made = instancePrincipal(o.endpoints, section.region, o.sessionCache)
       const principal = await made
-      const c = new ComputeCalls({auth: principal.auth, endpoint: o.endpoints?.api, region: section.region, requestTimeoutMs: o.requestTimeoutMs ?? 60_000})
+      const c = new ComputeCalls({key: principal.key, endpoint: principal.endpoint, requestTimeoutMs: o.requestTimeoutMs ?? 60_000})
       return {compute: c, principal, made}
     })().catch((error: unknown) => {
       client = undefined // the next call tries again (the metadata service may have been slow)
@@ -235,7 +184,7 @@ export function ociApi(o: OciApiOptions): CloudApi {
       if (!(first.principal.fromCache && o.sessionCache !== undefined && (error as {statusCode?: number}).statusCode === 401)) throw error
       // Once for all the calls that were refused with this client: the first to get here starts over.
       if (client === made) client = undefined
-      forgetCached(o.endpoints, o.sessionCache, first.made)
+      forgetCached(o.endpoints, section.region, o.sessionCache, first.made)
       const again = await compute()
       const r = await fn(again.compute)
       await again.principal.keep()

@@ -2,12 +2,15 @@
 // each used to fetch a session token (metadata reads, an RSA key pair, a call to the auth service: the
 // largest part of an Oracle node program's start, bench/node-cold-start.ts). The token and the private
 // key it is bound to are kept in one file of the node programs' own state directory (NODE_PROGRAMS_STATE_DIR,
-// providers/state-dir.ts), mode 0600, until shortly before the token expires.
+// providers/state-dir.ts), mode 0600, until shortly before the token expires. With them, the Core API
+// endpoint of the cluster's region as the SDK worked it out during the handshake (realms, region files
+// and variables: oci-common's EndpointBuilder), so a program with a kept session loads no SDK at all.
 //   secret   the file holds a private key and a bearer token: written 0600 (atomically: a temp file
 //            made 0600, then renamed), read only when it is this user's own and nobody else may read or
 //            write it; never logged (errors name the file, never its content).
 //   stale    a token that expires within SESSION_MARGIN_S, or a file that cannot be read, parsed, is
-//            someone else's or for other endpoints: not used; the handshake runs and the file is rewritten.
+//            someone else's, for other endpoints or another region, or of an older citc (version 1 had
+//            no endpoint): not used; the handshake runs and the file is rewritten.
 //   refused  a token the API refuses (401) although it had not expired (revoked): oci-api.ts drops the
 //            file and does the handshake once.
 // No SDK: loaded with the driver.
@@ -28,12 +31,16 @@ export interface CachedSession {
   token: string
   /** The PEM private key the token is bound to (its public half went to the auth service). */
   privateKey: string
+  /** The Core API base URL of the region (without the API version). */
+  coreEndpoint: string
 }
 
 interface SessionFile extends CachedSession {
-  version: 1
+  version: 2
   /** Which metadata service and auth service the token came from: another's is not used. */
   endpoints: string
+  /** The region coreEndpoint is of. */
+  region: string
 }
 
 /** The token's expiry (epoch s), from its payload; undefined if it is not a JWT with `exp`. */
@@ -48,22 +55,23 @@ export function tokenExpiry(token: string): number | undefined {
   }
 }
 
-/** The cached session for these endpoints, if it is usable now (see the header); else undefined. */
-export function readSession(file: string, endpoints: string, nowS = Date.now() / 1000): CachedSession | undefined {
+/** The cached session for these endpoints and this region, if it is usable now (see the header); else undefined. */
+export function readSession(file: string, endpoints: string, region: string, nowS = Date.now() / 1000): CachedSession | undefined {
   const doc = readPrivateJson(file) as Partial<SessionFile> | undefined
-  if (doc?.version !== 1 || doc.endpoints !== endpoints || typeof doc.token !== 'string' || typeof doc.privateKey !== 'string') return undefined
-  if (!doc.privateKey.includes('PRIVATE KEY')) return undefined
+  if (doc?.version !== 2 || doc.endpoints !== endpoints || doc.region !== region) return undefined
+  if (typeof doc.token !== 'string' || typeof doc.privateKey !== 'string' || typeof doc.coreEndpoint !== 'string') return undefined
+  if (!doc.privateKey.includes('PRIVATE KEY') || !/^https?:\/\//.test(doc.coreEndpoint)) return undefined
   const exp = tokenExpiry(doc.token)
   if (exp === undefined || exp - nowS < SESSION_MARGIN_S) return undefined
-  return {token: doc.token, privateKey: doc.privateKey}
+  return {token: doc.token, privateKey: doc.privateKey, coreEndpoint: doc.coreEndpoint}
 }
 
 /**
  * Keep the session for the next node program (0600, replacing the file atomically). A directory that
  * cannot be made or written only means the next program does the handshake again: never an error.
  */
-export function writeSession(file: string, endpoints: string, session: CachedSession): boolean {
-  return writePrivateJson(file, {version: 1, endpoints, token: session.token, privateKey: session.privateKey} satisfies SessionFile)
+export function writeSession(file: string, endpoints: string, region: string, session: CachedSession): boolean {
+  return writePrivateJson(file, {version: 2, endpoints, region, token: session.token, privateKey: session.privateKey, coreEndpoint: session.coreEndpoint} satisfies SessionFile)
 }
 
 /** Forget the session (the API refused its token). */

@@ -1,13 +1,16 @@
 // compute-calls.ts against the SDK it replaces: each of the four calls made once through oci-core's
-// ComputeClient (2.139.1, configured as oci-api.ts configured it) and once through ComputeCalls, at the
-// fake OCI (a TEST DOUBLE, test/doubles/cloud-api/oci.ts, which checks every signature), with one
-// instance principal. The requests must be the same (method, path and query, body, the headers sent
-// and the headers signed), and so must the errors failures.ts reads.
+// ComputeClient (2.139.1, configured as oci-api.ts configured it before compute-calls.ts) and once
+// through ComputeCalls (node:crypto and node:https), at the fake OCI (a TEST DOUBLE,
+// test/doubles/cloud-api/oci.ts, which checks every signature), with one instance principal. The
+// requests must be the same (method, path and query, body, the headers sent but those the HTTP client
+// adds of itself, and the headers signed), and so must the errors failures.ts reads and how it
+// classifies them. (The signature itself, byte for byte: oci-signer.test.ts.)
 import * as common from 'oci-common'
 import * as core from 'oci-core'
 import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {ComputeCalls, type LaunchDetails} from '../../../../src/lib/providers/oracle/compute-calls.js'
+import {classifyOciError} from '../../../../src/lib/providers/oracle/failures.js'
 import {FAKE_OCI, startFakeOci, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import type {RecordedRequest} from '../../../doubles/cloud-api/types.js'
 
@@ -31,7 +34,7 @@ function clients(timeout: number) {
     },
   )
   s.endpoint = cloud.url
-  return {sdk: s, ours: new ComputeCalls({auth, endpoint: cloud.url, region: FAKE_OCI.region, requestTimeoutMs: timeout})}
+  return {sdk: s, ours: new ComputeCalls({key: auth, endpoint: cloud.url, requestTimeoutMs: timeout})}
 }
 
 beforeAll(async () => {
@@ -48,12 +51,19 @@ afterAll(async () => {
 })
 beforeEach(() => cloud.reset())
 
-/** What must match between the two: all but the dates, the signature itself, the request id (random per request, present in both), and what undici adds per connection. */
+/**
+ * What must match between the two: all but the dates, the signature itself, the request id (random per
+ * request, present in both), the user agent, and what the HTTP client adds of itself (undici's fetch:
+ * accept, accept-language, sec-fetch-mode, accept-encoding; both: connection).
+ */
 function shape(r: RecordedRequest) {
   const auth = String(r.headers.authorization ?? '')
   const signed = /headers="([^"]*)"/.exec(auth)?.[1]
-  const {date: _date, 'x-date': _xdate, authorization: _auth, connection: _conn, 'keep-alive': _ka, 'opc-request-id': id, ...headers} = r.headers
-  return {op: r.op, method: r.method, path: r.path, body: r.body, headers, requestId: typeof id, signed, keyId: /keyId="([^"]*)"/.exec(auth)?.[1]}
+  const {
+    date: _date, 'x-date': _xdate, authorization: _auth, connection: _conn, 'keep-alive': _ka, 'opc-request-id': id, 'user-agent': ua,
+    accept: _a, 'accept-language': _al, 'sec-fetch-mode': _sfm, 'accept-encoding': _ae, ...headers
+  } = r.headers
+  return {op: r.op, method: r.method, path: r.path, body: r.body, headers, requestId: typeof id, userAgent: typeof ua, signed, keyId: /keyId="([^"]*)"/.exec(auth)?.[1]}
 }
 
 /** The Core API's requests (not the auth service's: the first call fetches the session token). */
@@ -81,10 +91,11 @@ const DETAILS = (shapeConfig?: LaunchDetails['shapeConfig']): LaunchDetails => (
   freeformTags: {cluster: 'c1', type: 'compute'},
 })
 
-/** The fields failures.ts (and the driver) read of an error, and which kind of object it is. */
+/** The fields failures.ts (and the driver) read of an error, how it classifies it, and which kind of object it is (OciError or not). */
 const errorShape = (e: unknown) => {
   const o = e as Record<string, unknown>
-  return {type: o?.constructor?.name, statusCode: o.statusCode, serviceCode: o.serviceCode, code: o.code, message: String(o.message).replace(/fake\/\d+/g, 'fake/N'), opcRequestId: typeof o.opcRequestId}
+  const {class: cls, code} = classifyOciError(e)
+  return {ociError: o?.constructor?.name === 'OciError', statusCode: o.statusCode, serviceCode: o.serviceCode, code: o.code, message: String(o.message).replace(/fake\/\d+/g, 'fake/N'), opcRequestId: typeof o.opcRequestId, classified: `${cls} ${code}`}
 }
 
 describe('ComputeCalls makes the requests oci-core makes', () => {
@@ -153,6 +164,22 @@ describe('ComputeCalls makes the requests oci-core makes', () => {
       () => short.ours.listInstances({compartmentId: FAKE_OCI.compartment, limit: 100}),
     )
     expect('error' in s.ours && errorShape(s.ours.error)).toEqual('error' in s.sdk && errorShape(s.sdk.error))
-    expect('error' in s.ours && errorShape(s.ours.error)).toMatchObject({code: 'ETIMEDOUT'})
+    expect('error' in s.ours && errorShape(s.ours.error)).toMatchObject({code: 'ETIMEDOUT', classified: 'transient ETIMEDOUT'})
   }, 30_000)
+
+  it('no answer (nothing listens): classified as the SDK\'s error was, and saying what the socket said', async () => {
+    // A port of the loopback that was just free: nothing listens there.
+    const gone = await startFakeOci()
+    const url = gone.url
+    await gone.close()
+    const s = new core.ComputeClient({authenticationDetailsProvider: auth}, {retryConfiguration: common.NoRetryConfigurationDetails})
+    s.endpoint = url
+    const o = new ComputeCalls({key: auth, endpoint: url, requestTimeoutMs: TIMEOUT_MS})
+    const settle = (p: Promise<unknown>) => p.then(() => undefined, (error: unknown) => error)
+    const sdkError = errorShape(await settle(s.getInstance({instanceId: 'ocid1.instance.x'})))
+    const ourError = errorShape(await settle(o.getInstance({instanceId: 'ocid1.instance.x'})))
+    expect(ourError.classified).toBe(sdkError.classified)
+    expect(ourError).toMatchObject({ociError: false, statusCode: undefined, classified: 'transient fetch failed', code: 'ECONNREFUSED'})
+    expect(ourError.message).toMatch(/^fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/)
+  })
 })

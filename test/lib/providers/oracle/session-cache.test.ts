@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 
 import {readSession, SESSION_FILE, SESSION_MARGIN_S, tokenExpiry, writeSession} from '../../../../src/lib/providers/oracle/session-cache.js'
-import {startFakeOci, type FakeOci} from '../../../doubles/cloud-api/oci.js'
+import {FAKE_OCI, startFakeOci, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import {driverInput} from '../../../helpers/driver-input.js'
 import {CLUSTER, driverOptions, fakeContext, imagesJson} from './helpers.js'
 
@@ -67,7 +67,7 @@ describe('the session between node programs', () => {
       await nodeProgram(dir)
       expect(cloud.tokensIssued).toBe(before + 1)
       expect(statSync(file).mode & 0o777).toBe(0o600)
-      expect(readSession(file, `${cloud.metadataUrl} ${cloud.url}`)).toBeDefined()
+      expect(readSession(file, `${cloud.metadataUrl} ${cloud.url}`, FAKE_OCI.region)).toBeDefined()
     }
   })
 
@@ -94,23 +94,31 @@ describe('the session between node programs', () => {
 describe('readSession', () => {
   const file = join(work, 'unit', SESSION_FILE)
   const now = 2_000_000_000
-  it('uses a token only while it has more than the margin left, and only for the same endpoints', () => {
-    expect(writeSession(file, 'a b', {token: fakeJwt(now + SESSION_MARGIN_S + 60), privateKey: KEY})).toBe(true)
-    expect(readSession(file, 'a b', now)).toEqual({token: fakeJwt(now + SESSION_MARGIN_S + 60), privateKey: KEY})
-    expect(readSession(file, 'a b', now + 120)).toBeUndefined()
-    expect(readSession(file, 'other b', now)).toBeUndefined()
+  const R = 'uk-london-1'
+  const session = (exp: number, privateKey = KEY) => ({token: fakeJwt(exp), privateKey, coreEndpoint: 'https://iaas.uk-london-1.oraclecloud.com'})
+  it('uses a token only while it has more than the margin left, and only for the same endpoints and region', () => {
+    expect(writeSession(file, 'a b', R, session(now + SESSION_MARGIN_S + 60))).toBe(true)
+    expect(readSession(file, 'a b', R, now)).toEqual(session(now + SESSION_MARGIN_S + 60))
+    expect(readSession(file, 'a b', R, now + 120)).toBeUndefined()
+    expect(readSession(file, 'other b', R, now)).toBeUndefined()
+    expect(readSession(file, 'a b', 'eu-frankfurt-1', now)).toBeUndefined()
   })
 
-  it('refuses what is not a kept session: a token without exp, a key that is not one, a missing file', () => {
-    writeSession(file, 'a b', {token: 'e30.e30.sig', privateKey: KEY})
-    expect(readSession(file, 'a b', now)).toBeUndefined()
-    writeSession(file, 'a b', {token: fakeJwt(now + 3600), privateKey: 'nope'})
-    expect(readSession(file, 'a b', now)).toBeUndefined()
-    expect(readSession(join(work, 'none', SESSION_FILE), 'a b', now)).toBeUndefined()
+  it('refuses what is not a kept session: a token without exp, a key that is not one, no endpoint, an older citc\'s file, a missing file', () => {
+    writeSession(file, 'a b', R, {...session(now), token: 'e30.e30.sig'})
+    expect(readSession(file, 'a b', R, now)).toBeUndefined()
+    writeSession(file, 'a b', R, session(now + 3600, 'nope'))
+    expect(readSession(file, 'a b', R, now)).toBeUndefined()
+    writeSession(file, 'a b', R, {...session(now + 3600), coreEndpoint: 'iaas.example'})
+    expect(readSession(file, 'a b', R, now)).toBeUndefined()
+    // Version 1 (no endpoint): the handshake runs once and the file is rewritten.
+    writeFileSync(file, JSON.stringify({version: 1, endpoints: 'a b', token: fakeJwt(now + 3600), privateKey: KEY}), {mode: 0o600})
+    expect(readSession(file, 'a b', R, now)).toBeUndefined()
+    expect(readSession(join(work, 'none', SESSION_FILE), 'a b', R, now)).toBeUndefined()
   })
 
   it('a directory that cannot be made is no error: nothing is kept', () => {
     writeFileSync(join(work, 'plain'), '')
-    expect(writeSession(join(work, 'plain', 'sub', SESSION_FILE), 'a b', {token: fakeJwt(now), privateKey: KEY})).toBe(false)
+    expect(writeSession(join(work, 'plain', 'sub', SESSION_FILE), 'a b', R, session(now))).toBe(false)
   })
 })
