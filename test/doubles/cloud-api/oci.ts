@@ -1,5 +1,6 @@
 // TEST DOUBLE of Oracle Cloud — not OCI. One HTTP server on 127.0.0.1 plays the three services the
-// Oracle node driver talks to (its signer and auth from oci-common; compute-calls.ts's test also drives oci-core's ComputeClient here):
+// Oracle node driver talks to (its instance-principal handshake from oci-common, its Core calls signed
+// by oci-signer.ts; compute-calls.ts's test also drives oci-core's ComputeClient here):
 //   metadata  GET /opc/v2/instance/region, /opc/v2/identity/{cert,key,intermediate}.pem
 //             (Authorization: Bearer Oracle, as the real one demands)
 //   auth      POST /v1/x509: a session token for the instance certificate (oci-identity.ts)

@@ -3,10 +3,11 @@
 // InternalError whose message is "Out of host capacity." — so the message is read before the status,
 // or the SDK's own retry condition's view (500 = retry) would loop on it.
 //
-// Checked against what oci-common 2.139.1 really throws at the fake OCI (test/lib/providers/oracle/):
-// service errors are OciError {statusCode, serviceCode, message} as above; but a call that never got an
-// answer is a plain object {code, message} — the SDK drops the socket error's cause, so a refused
-// connection is just "fetch failed" (code undefined), a request over the time limit {code: ETIMEDOUT};
+// Checked against what oci-common 2.139.1 really throws at the fake OCI (test/lib/providers/oracle/),
+// which the Core calls' own client (oci-http.ts) throws the same: service errors are OciError
+// {statusCode, serviceCode, message} as above; a call that never got an answer says "fetch failed"
+// (the SDK's plain object {code, message} dropped the socket error; oci-http.ts keeps its code and adds
+// its words in brackets), a request over the time limit {code: ETIMEDOUT};
 // and the instance-principal chain throws plain Errors in words ("Failed to fetch the token from auth
 // server. … status: 401", "… Failed with error: TypeError: fetch failed", "… Error: Breaker is open",
 // "Failed to autoDetectCertificatesUsingMetadataUrl. Instance principals authentication can only be

@@ -54,8 +54,9 @@ export const oracleModule: CloudModule<'oracle', OracleSettings, OracleInputs, O
   managementNode: 'cloud-vm',
   slurm: CLOUD_SLURM,
   nodeConfig: oracleNodeConfig,
-  // The SDK (≈0.6–0.9 s to load) only when a node program asks for the driver. The instance principal's
-  // session key is started by the driver when it has no kept session (oci-api.ts, session-key.ts).
+  // The driver only when a node program asks for it; it loads the SDK (oci-common) only for the
+  // instance-principal handshake, when it has no kept session, and starts the session key then
+  // (oci-api.ts, instance-principal.ts, session-key.ts).
   nodeDriver: async () => (await import('./driver.js')).oracleDriver,
   imageBuilder: async () => (await import('./image-builder.js')).oracleImageBuilder,
 

@@ -91,9 +91,14 @@ type Handshake = typeof import('./instance-principal.js')
  * bundle-drivers) leaves it out of the driver bundle, and oci-common with it (see its header). Under
  * the test runner this module is the .ts source, and so is the one it loads.
  */
-export function loadHandshake(): Promise<Handshake> {
+async function loadHandshake(): Promise<Handshake> {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
-  return import(/* @vite-ignore */ new URL(`./instance-principal${ext}`, import.meta.url).href) as Promise<Handshake>
+  const url = new URL(`./instance-principal${ext}`, import.meta.url)
+  try {
+    return (await import(/* @vite-ignore */ url.href)) as Handshake
+  } catch (error) {
+    throw new Error(`the Oracle driver could not load its instance-principal handshake (${url.pathname}): ${(error as Error).message}. Reinstall citc on this management node.`, {cause: error})
+  }
 }
 
 /**

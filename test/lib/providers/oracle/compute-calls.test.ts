@@ -11,6 +11,7 @@ import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {ComputeCalls, type LaunchDetails} from '../../../../src/lib/providers/oracle/compute-calls.js'
 import {classifyOciError} from '../../../../src/lib/providers/oracle/failures.js'
+import {coreEndpoint} from '../../../../src/lib/providers/oracle/instance-principal.js'
 import {FAKE_OCI, startFakeOci, type FakeOci} from '../../../doubles/cloud-api/oci.js'
 import type {RecordedRequest} from '../../../doubles/cloud-api/types.js'
 
@@ -181,5 +182,15 @@ describe('ComputeCalls makes the requests oci-core makes', () => {
     expect(ourError.classified).toBe(sdkError.classified)
     expect(ourError).toMatchObject({ociError: false, statusCode: undefined, classified: 'transient fetch failed', code: 'ECONNREFUSED'})
     expect(ourError.message).toMatch(/^fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/)
+  })
+
+  it("the region's Core endpoint (kept with the session) is the one oci-core's ComputeClient sets for the region, realms included", () => {
+    for (const region of ['uk-london-1', 'us-ashburn-1', 'us-langley-1', 'eu-frankfurt-1']) {
+      const c = new core.ComputeClient({authenticationDetailsProvider: auth})
+      c.regionId = region
+      const sdkBase = common.EndpointBuilder.updateEndpointTemplateForOptions((c as unknown as {_endpoint: string})._endpoint, undefined, false)
+      expect(`${coreEndpoint(region)}/20160918`).toBe(sdkBase)
+    }
+    expect(coreEndpoint('us-langley-1')).toBe('https://iaas.us-langley-1.oraclegovcloud.com')
   })
 })

@@ -11,7 +11,10 @@ describe("classifyOciError: the SDK's errors without an HTTP status", () => {
   it.each([
     // The retrier's plain object for a refused connection: the socket error's cause is dropped.
     [{code: undefined, message: 'fetch failed', requestEndpoint: 'POST http://127.0.0.1:9/20160918/instances'}, 'transient', 'fetch failed'],
-    // Our breaker's request time limit (oci-api.ts).
+    // oci-http.ts's, for the same: the socket's code and words kept, classified as the SDK's was.
+    [Object.assign(new Error('fetch failed (connect ECONNREFUSED 127.0.0.1:9)'), {code: 'ECONNREFUSED'}), 'transient', 'fetch failed'],
+    [Object.assign(new Error('fetch failed (socket hang up)'), {code: 'ECONNRESET'}), 'transient', 'fetch failed'],
+    // The request time limit (the SDK's breaker's words, and oci-http.ts's).
     [{code: 'ETIMEDOUT', message: 'Timed out after 300ms'}, 'transient', 'ETIMEDOUT'],
     // The federation client: the auth service refused the certificate / failed / was unreachable.
     [new Error('Failed to fetch the token from auth server. Response received but failed with status: 401'), 'auth', 'InstancePrincipal'],
