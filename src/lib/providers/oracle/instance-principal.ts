@@ -3,9 +3,8 @@
 // the region's Core API endpoint as the SDK works it out (realms, region files and variables). Loaded by
 // oci-api.ts only when no session is kept from an earlier node program (session-cache.ts) or the API
 // refused the kept one — so most node programs never load oci-common (≈0.1 s, bench/node-cold-start.ts).
-// It is not part of the driver bundle (package.json's bundle-drivers): oci-api.ts imports it by a
-// computed path, which esbuild leaves alone, so it runs as tsc wrote it beside the bundle, oci-common
-// from node_modules (as session-key.js, which the bundle also keeps external, and which this shares).
+// oci-api.ts imports it dynamically: in the node programs' bundle (package.json's bundle-node-programs,
+// split) it is a chunk of its own, with oci-common, loaded only then (test/cli/node-program.test.ts).
 //
 // What the SDK is told, and why:
 //   console   the federation client console.logs its token retries, and the SDK's retrier console.warns

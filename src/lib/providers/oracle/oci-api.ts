@@ -84,20 +84,16 @@ interface Principal {
   keep(): Promise<void>
 }
 
-type Handshake = typeof import('./instance-principal.js')
-
 /**
- * instance-principal.ts, beside this module: by a computed path, so that esbuild (package.json's
- * bundle-drivers) leaves it out of the driver bundle, and oci-common with it (see its header). Under
- * the test runner this module is the .ts source, and so is the one it loads.
+ * instance-principal.ts, and oci-common with it, only when the handshake is needed: a dynamic import,
+ * which the node programs' bundle (package.json's bundle-node-programs, split) makes a chunk of its own,
+ * loaded then. (The per-driver bundles of bundle-drivers, not split, carry it but run it only then.)
  */
-async function loadHandshake(): Promise<Handshake> {
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
-  const url = new URL(`./instance-principal${ext}`, import.meta.url)
+async function loadHandshake(): Promise<typeof import('./instance-principal.js')> {
   try {
-    return (await import(/* @vite-ignore */ url.href)) as Handshake
+    return await import('./instance-principal.js')
   } catch (error) {
-    throw new Error(`the Oracle driver could not load its instance-principal handshake (${url.pathname}): ${(error as Error).message}. Reinstall citc on this management node.`, {cause: error})
+    throw new Error(`the Oracle driver could not load its instance-principal handshake (instance-principal.js, beside the driver): ${(error as Error).message}. Reinstall citc on this management node.`, {cause: error})
   }
 }
 
