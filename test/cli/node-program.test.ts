@@ -106,11 +106,21 @@ describe("a cloud node program's start", () => {
 
   it.each(['aws', 'google', 'oracle'])('%s: its driver bundle carries no zod (cluster.json is checked once, when read), execa or other providers\' SDKs', (provider) => {
     const bundle = readFileSync(join(ROOT, 'dist', 'lib', 'providers', provider, 'driver.js'), 'utf8')
-    const others = {aws: /\bEC2Client\b/, google: /\bGoogleAuth\b/, oracle: /\bInstancePrincipalsAuthenticationDetailsProviderBuilder\b/}
+    // aws: its own EC2 client (ec2-query.ts); the others' markers are their SDKs' classes.
+    const others = {aws: /\bEc2Query\b/, google: /\bGoogleAuth\b/, oracle: /\bInstancePrincipalsAuthenticationDetailsProviderBuilder\b/}
     expect(bundle).toMatch(others[provider as keyof typeof others])
     for (const [name, marker] of Object.entries(others)) if (name !== provider) expect(bundle, name).not.toMatch(marker)
     expect(bundle).not.toMatch(/\$ZodType\b|ZodError/)
     expect(bundle).not.toMatch(/ExecaError/)
+  })
+
+  it('aws: its driver bundle carries no AWS SDK (1.3 MB, most of the start: ec2-query.ts makes the three calls), and no other bundle does', () => {
+    // Markers a bundle of @aws-sdk/client-ec2 holds: its client and error classes, @smithy's signer, and
+    // the module paths esbuild keeps for its CommonJS parts.
+    const sdk = /\bEC2Client\b|\bEC2ServiceException\b|\bSignatureV4\b|node_modules\/@(aws-sdk|smithy)\//
+    for (const provider of ['aws', 'google', 'oracle']) {
+      expect(readFileSync(join(ROOT, 'dist', 'lib', 'providers', provider, 'driver.js'), 'utf8'), provider).not.toMatch(sdk)
+    }
   })
 
   it('oracle: its driver bundle carries oci-common but no oci-core (2.4 MB of models and clients: compute-calls.ts makes the four calls)', () => {

@@ -87,19 +87,20 @@ export interface Ec2Calls {
 /**
  * An error EC2 answered (<Response><Errors><Error><Code>…): shaped like the SDK's EC2ServiceException
  * where failures.ts and the driver look — `name` and `Code` are EC2's code, `$fault` client or server,
- * `$metadata.httpStatusCode` the status.
+ * `$metadata.httpStatusCode` the status. An answer without EC2's error body (a proxy's page) has no
+ * Code, and the SDK's stand-in name: NotFound for a 404, else Unknown.
  */
 export class Ec2Error extends Error {
-  readonly Code: string
+  readonly Code: string | undefined
   readonly $fault: 'client' | 'server'
   readonly $metadata: {httpStatusCode: number; requestId?: string; attempts: number; totalRetryDelay: number}
-  readonly Error: {Code: string; Message: string}
+  readonly Error: {Code: string | undefined; Message: string}
   /** EC2's RequestID from the error body, for AWS support. */
   readonly RequestID?: string
 
-  constructor(o: {code: string; message: string; status: number; requestId?: string; bodyRequestId?: string}) {
+  constructor(o: {code: string | undefined; message: string; status: number; requestId?: string; bodyRequestId?: string}) {
     super(o.message)
-    this.name = o.code
+    this.name = o.code ?? (o.status === 404 ? 'NotFound' : 'Unknown')
     this.Code = o.code
     this.$fault = o.status >= 500 ? 'server' : 'client'
     this.$metadata = {httpStatusCode: o.status, ...(o.requestId ? {requestId: o.requestId} : {}), attempts: 1, totalRetryDelay: 0}
@@ -193,7 +194,7 @@ export class Ec2Query implements Ec2Calls {
   }
 }
 
-/** The error in EC2's body; without one, the SDK's stand-ins: NotFound for a 404, else Unknown. */
+/** The error in EC2's body (its code, message and RequestID), or just the status when there is none. */
 function errorOf(a: HttpAnswer): Ec2Error {
   let root: XmlElement | undefined
   try {
@@ -202,7 +203,7 @@ function errorOf(a: HttpAnswer): Ec2Error {
     root = undefined // an HTML page from a proxy, say: the status decides
   }
   const error = child(child(root, 'Errors'), 'Error') ?? child(root, 'Error')
-  const code = textOf(error, 'Code') ?? (a.status === 404 ? 'NotFound' : 'Unknown')
+  const code = textOf(error, 'Code')
   const header = a.headers['x-amzn-requestid'] ?? a.headers['x-amzn-request-id'] ?? a.headers['x-amz-request-id']
   return new Ec2Error({code, message: textOf(error, 'Message') ?? 'Unknown', status: a.status, requestId: typeof header === 'string' ? header : undefined, bodyRequestId: textOf(root, 'RequestID')})
 }
