@@ -36,7 +36,8 @@ export interface RunInstancesInput {
   /** Base64, as the API takes it. */
   UserData?: string
   ClientToken?: string
-  TagSpecifications?: Array<{ResourceType: string; Tags: Tag[]}>
+  /** The resource types citc tags at launch (EC2 knows more). */
+  TagSpecifications?: Array<{ResourceType: 'instance' | 'volume'; Tags: Tag[]}>
   MetadataOptions?: {HttpTokens?: 'required' | 'optional'}
 }
 

@@ -31,13 +31,15 @@ describe("AWS's published Signature Version 4 example", () => {
 })
 
 /** The hash @smithy/signature-v4 asks for (its SDK passes @smithy/hash-node's, which is node:crypto too). */
+type Data = string | ArrayBuffer | ArrayBufferView
+const bytes = (d: Data) => (typeof d === 'string' ? d : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : new Uint8Array(d))
 class NodeSha256 {
   private readonly h
-  constructor(secret?: string | Uint8Array) {
-    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', secret)
+  constructor(secret?: Data) {
+    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret))
   }
-  update(data: string | Uint8Array) {
-    this.h.update(data)
+  update(data: Data) {
+    this.h.update(bytes(data))
   }
   async digest() {
     return new Uint8Array(this.h.digest())
