@@ -1,8 +1,9 @@
 // ec2-query.ts against the SDK it replaces: each of the three calls made once through
 // @aws-sdk/client-ec2 (configured as ec2-api.ts configured it before: maxAttempts 1, the same time
 // limits, the default credentials chain) and once through the driver's own client (ec2Calls), at the fake
-// EC2 (a TEST DOUBLE, test/doubles/cloud-api/ec2.ts, which checks every signature) with the fake
-// IMDS's instance-profile keys. The requests must be the same (method, path, form parameters, the
+// EC2 (a TEST DOUBLE, test/doubles/cloud-api/ec2.ts, which checks each request's signature form, key
+// and session token; sigv4.test.ts checks the signature itself against @smithy/signature-v4) with the
+// fake IMDS's instance-profile keys. The requests must be the same (method, path, form parameters, the
 // headers sent and the headers signed, the credential scope), and so must the parsed results and
 // the errors failures.ts reads — for every code of AWS_ERROR_TABLE, a time limit and a refused connection.
 import {mkdtempSync, rmSync} from 'node:fs'
