@@ -37,6 +37,44 @@ describe('node programs with an unusable cluster.json', () => {
   })
 })
 
+/**
+ * The node programs' bundle (package.json's bundle-node-programs) as esbuild's metafile describes it: its
+ * outputs (entry and chunks), which outputs each imports, and which source files each holds.
+ */
+interface BundleMeta {
+  outputs: Record<string, {imports: Array<{path: string; kind: string}>; inputs: Record<string, unknown>}>
+}
+const bundleMeta = (): BundleMeta => JSON.parse(readFileSync(join(ROOT, 'dist', 'node-programs', 'meta.json'), 'utf8')) as BundleMeta
+
+/**
+ * What a node program loaded, as source files: the files the bundle's loaded outputs hold (paths as the
+ * metafile gives them: dist/lib/…, node_modules/…) and any module it loaded outside the bundle.
+ */
+function sourcesLoaded(urls: string[]): string[] {
+  const outputs = bundleMeta().outputs
+  const root = pathToFileURL(ROOT).href + '/'
+  return urls.filter((u) => u.startsWith(root)).flatMap((u) => {
+    const rel = u.slice(root.length)
+    return outputs[rel] ? Object.keys(outputs[rel].inputs) : [rel]
+  })
+}
+
+/** The bundle's output holding `input` (a driver's chunk), and every output it imports statically: what loading it loads. */
+function chunkWithImports(input: string): {chunk: string; sources: string[]} {
+  const outputs = bundleMeta().outputs
+  const chunk = Object.keys(outputs).find((o) => input in outputs[o].inputs)
+  if (!chunk) throw new Error(`no output of the node programs' bundle holds ${input}`)
+  const seen = new Set<string>()
+  const visit = (o: string) => {
+    if (seen.has(o)) return
+    seen.add(o)
+    // Built-in modules (node:fs …) are imports too, outside the bundle.
+    for (const i of outputs[o].imports) if (i.kind === 'import-statement' && outputs[i.path]) visit(i.path)
+  }
+  visit(chunk)
+  return {chunk, sources: [...seen].flatMap((o) => Object.keys(outputs[o].inputs))}
+}
+
 /** NODE_OPTIONS that make node write every module it loads to `loaded` (a module hook, node --import). */
 function listLoaded(loaded: string): string {
   const hooks = join(work, 'hooks.mjs')
@@ -55,13 +93,17 @@ describe('what a node program loads', () => {
     writeFileSync(file, JSON.stringify({version: 1, name: 'lab', provider: 'local'}))
     const r = await citc(['node', 'resume', 'lab-small-0001', '--stand-in', standIn(file)], {env: {NODE_OPTIONS: nodeOptions}})
     expect(r.code).toBe(4)
+    const urls = readFileSync(loaded, 'utf8').split('\n')
     const dist = pathToFileURL(join(ROOT, 'dist')).href
-    const ours = readFileSync(loaded, 'utf8').split('\n').filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
-    expect(ours).toContain('lib/tasks/node/node-programs.js')
-    expect(ours).toContain('lib/cluster/management-contract.js')
-    // bin/run.js's fast path, --stand-in included: oclif's command index (dist/index.js) is never loaded.
-    expect(ours).not.toContain('index.js')
-    expect(ours.filter((f) => /(^|\/)shapes(\/|\.js$)|^lib\/providers\/(cloud|catalogues)\.js$|^lib\/tools\/terraform\.js$/.test(f))).toEqual([])
+    const ours = urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length + 1))
+    // bin/run.js's fast path, --stand-in included: the bundle only — no module of dist/lib one by one,
+    // and oclif's command index (dist/index.js) never.
+    expect(ours).toContain('node-programs/node-programs.js')
+    expect(ours.filter((f) => !f.startsWith('node-programs/'))).toEqual([])
+    const sources = sourcesLoaded(urls)
+    expect(sources).toContain('dist/lib/tasks/node/node-programs.js')
+    expect(sources).toContain('dist/lib/cluster/management-contract.js')
+    expect(sources.filter((f) => /(^|\/)shapes(\/|\.js$)|^dist\/lib\/providers\/(cloud|catalogues)\.js$|^dist\/lib\/tools\/terraform\.js$/.test(f))).toEqual([])
   })
 })
 
@@ -95,13 +137,23 @@ describe("a cloud node program's start", () => {
         return readFileSync(loaded, 'utf8').split('\n')
       }
       // The first run checks cluster.json and the stand-in (zod) and keeps the result; the next do not.
-      expect((await run(1)).filter((u) => u.includes('/node_modules/zod/')).length).toBeGreaterThan(0)
+      expect(sourcesLoaded(await run(1)).filter((f) => f.startsWith('node_modules/zod/')).length).toBeGreaterThan(0)
       const urls = await run(2)
-      expect(urls).toContain(pathToFileURL(join(ROOT, 'dist', 'lib', 'providers', 'aws', 'driver.js')).href)
-      expect(urls.filter((u) => /\/node_modules\/(zod|execa|@oclif)\//.test(u))).toEqual([])
+      expect(urls).toContain(pathToFileURL(join(ROOT, chunkWithImports('dist/lib/providers/aws/driver.js').chunk)).href)
+      const sources = sourcesLoaded(urls)
+      expect(sources).toContain('dist/lib/providers/aws/driver.js')
+      expect(sources.filter((f) => /(^|\/)node_modules\/(zod|execa|@oclif)\//.test(f))).toEqual([])
     } finally {
       await ec2.close()
     }
+  })
+
+  it.each(['aws', 'google', 'oracle'])('%s: its driver\'s chunk of the node programs\' bundle, with what it imports, holds no zod, execa, oclif or other providers\' code', (provider) => {
+    const {sources} = chunkWithImports(`dist/lib/providers/${provider}/driver.js`)
+    const sdks = {aws: /^node_modules\/@aws-sdk\//, google: /^node_modules\/google-auth-library\//, oracle: /^node_modules\/oci-common\//}
+    for (const [name, sdk] of Object.entries(sdks)) if (name !== provider) expect(sources.filter((f) => sdk.test(f)), name).toEqual([])
+    for (const name of ['aws', 'google', 'oracle', 'local']) if (name !== provider) expect(sources.filter((f) => f.startsWith(`dist/lib/providers/${name}/`)), name).toEqual([])
+    expect(sources.filter((f) => /^node_modules\/(zod|execa|@oclif)\//.test(f))).toEqual([])
   })
 
   it.each(['aws', 'google', 'oracle'])('%s: its driver bundle carries no zod (cluster.json is checked once, when read), execa or other providers\' SDKs', (provider) => {

@@ -194,14 +194,21 @@ describe('faults on a local cluster', () => {
   }
   const jobState = (id: string) => sh('squeue', ['-h', '-j', id, '-o', '%T']).stdout.trim()
   const accounted = (id: string) => sh('sacct', ['-n', '-X', '-P', '-j', id, '-o', 'State']).stdout.trim()
-  /** The cluster's daemons as pids (not other tests' sandboxes under /tmp). */
+  /**
+   * The cluster's daemons as pids: this machine's services (in this process's network namespace, not
+   * under /tmp: other tests' sandboxes are) and the cluster's nodes (slurmd -N flt-…). Not other tests'
+   * namespace machines, whose slurmd, slapd … run alongside in CI and are theirs to stop.
+   */
+  const hostNet = readlinkSync('/proc/self/ns/net')
   const daemons = (pattern: RegExp) =>
     readdirSync('/proc')
       .filter((p) => /^\d+$/.test(p))
       .flatMap((pid) => {
         try {
           const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
-          return pattern.test(cmd) && !cmd.includes('/tmp/') ? [Number(pid)] : []
+          if (!pattern.test(cmd) || cmd.includes('/tmp/')) return []
+          const ours = cmd.includes(` -N ${NAME}-`) || readlinkSync(`/proc/${pid}/ns/net`) === hostNet
+          return ours ? [Number(pid)] : []
         } catch {
           return []
         }

@@ -6,14 +6,14 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {compressHostlist, expandHostlist, HostlistError, SLURM_MAX_RANGE} from '../../src/lib/slurm/hostlist.js'
-import {anyText, HANG_MS, RUNS} from './fuzz.js'
+import {anyText, cpuMs, HANG_MS, RUNS} from './fuzz.js'
 
 const LIMIT = 5_000
 const clip = (s: string) => (s.length <= 80 ? s : `${s.slice(0, 79)}…`)
 
 /** Expand within LIMIT, answering names or a HostlistError about this very expression. */
 function namesOrRefusal(expr: string): string[] | HostlistError {
-  const started = performance.now()
+  const started = cpuMs()
   let r: string[] | HostlistError
   try {
     r = expandHostlist(expr, LIMIT)
@@ -23,7 +23,7 @@ function namesOrRefusal(expr: string): string[] | HostlistError {
     expect(error.message).toContain(clip(expr))
     r = error
   }
-  expect(performance.now() - started).toBeLessThan(HANG_MS)
+  expect(cpuMs() - started).toBeLessThan(HANG_MS)
   if (Array.isArray(r)) expect(r.length).toBeLessThanOrEqual(LIMIT)
   return r
 }

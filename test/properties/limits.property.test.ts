@@ -152,10 +152,19 @@ describe('the property harness itself', () => {
     expect(fsWritesDuring(() => fsNs.openSync('/nonexistent/z', 'w'))).toEqual(['openSync("/nonexistent/z")'])
   })
 
-  it('fails on a call slower than HANG_MS', () => {
-    const now = vi.spyOn(performance, 'now').mockReturnValueOnce(0).mockReturnValueOnce(HANG_MS + 1)
+  it('fails on a call spending more CPU than HANG_MS', () => {
+    const cpu = vi.spyOn(process, 'cpuUsage').mockReturnValueOnce({user: 0, system: 0}).mockReturnValueOnce({user: (HANG_MS + 1) * 1000, system: 0})
     try {
-      expect(() => parsesOrLocates('x', 'limits.yaml', () => null)).toThrow(/took \d+ ms/)
+      expect(() => parsesOrLocates('x', 'limits.yaml', () => null)).toThrow(/spent \d+ ms of CPU/)
+    } finally {
+      cpu.mockRestore()
+    }
+  })
+
+  it('does not fail on a call that only waited for a core (wall time, no CPU)', () => {
+    const now = vi.spyOn(performance, 'now').mockReturnValueOnce(0).mockReturnValueOnce(HANG_MS * 10)
+    try {
+      expect(parsesOrLocates('x', 'limits.yaml', () => null)).toBeNull()
     } finally {
       now.mockRestore()
     }
