@@ -173,6 +173,11 @@ describe("a cloud node program's start", () => {
     for (const provider of ['aws', 'google', 'oracle']) {
       expect(readFileSync(join(ROOT, 'dist', 'lib', 'providers', provider, 'driver.js'), 'utf8'), provider).not.toMatch(sdk)
     }
+    // And what the node programs' bundle loads with the aws driver: no module of the SDK's packages
+    // (unanchored: in a worktree whose node_modules is a link, esbuild names them ../<checkout>/node_modules/…).
+    const {sources} = chunkWithImports('dist/lib/providers/aws/driver.js')
+    expect(sources).toContain('dist/lib/providers/aws/ec2-query.js')
+    expect(sources.filter((f) => /node_modules\/@(aws-sdk|smithy|aws-crypto)\//.test(f))).toEqual([])
   })
 
   it('oracle: its driver bundle carries oci-common but no oci-core (2.4 MB of models and clients: compute-calls.ts makes the four calls)', () => {
