@@ -1,14 +1,12 @@
 // The stand-in (src/lib/stand-in.ts): a file a test gives with --stand-in, read strictly (a typo must
 // not send a test to the real cloud), paths relative to the file; the metadata endpoint the AWS and
-// Google SDKs can only read from the environment is required there; and the AWS SDK's Node version
-// warning is dropped without the environment variable the SDK offers for it.
+// Google SDKs can only read from the environment is required there.
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {afterAll, describe, expect, it, vi} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
-import {withoutNodeVersionWarning} from '../../src/lib/providers/aws/ec2-api.js'
 import {requireMetadataEnv} from '../../src/lib/providers/metadata-env.js'
 import {parseStandIn, readStandInFile} from '../../src/lib/stand-in.js'
 
@@ -54,27 +52,5 @@ describe('requireMetadataEnv', () => {
   it('refuses a stand-in whose metadata endpoint the environment does not carry (the real service would be asked)', () => {
     expect(() => requireMetadataEnv(standIn, 'GCE_METADATA_HOST', host, {})).toThrow(/needs GCE_METADATA_HOST=127\.0\.0\.1:4567 .*\(it has none\)/)
     expect(() => requireMetadataEnv(standIn, 'GCE_METADATA_HOST', host, {GCE_METADATA_HOST: '169.254.169.254'})).toThrow(/it has GCE_METADATA_HOST=169\.254\.169\.254/)
-  })
-})
-
-describe('withoutNodeVersionWarning', () => {
-  it("drops the AWS SDK's NodeVersionSupportWarning, passes other warnings, and restores process.emitWarning", () => {
-    const original = process.emitWarning
-    const seen: string[] = []
-    const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((w: string | Error) => void seen.push(String(w))) as typeof process.emitWarning)
-    try {
-      const installed = process.emitWarning
-      const out = withoutNodeVersionWarning(() => {
-        process.emitWarning('NodeVersionSupportWarning: The AWS SDK for JavaScript (v3) ...')
-        process.emitWarning('something else')
-        return 42
-      })
-      expect(out).toBe(42)
-      expect(seen).toEqual(['something else'])
-      expect(process.emitWarning).toBe(installed)
-    } finally {
-      spy.mockRestore()
-    }
-    expect(process.emitWarning).toBe(original)
   })
 })

@@ -2,10 +2,15 @@
 // (RunInstances, DescribeInstances, TerminateInstances), over HTTP on 127.0.0.1 the way the real
 // @aws-sdk/client-ec2 speaks it (Amazon EC2 API Reference, "Making API requests"): form-encoded POST /, XML answers with EC2's element
 // names, errors as <Response><Errors><Error><Code>… with EC2's HTTP status for the code. Like EC2 it
-// requires a SigV4 signature (here: by the fake IMDS's temporary key and session token), honours
+// requires a SigV4 signature by the fake IMDS's temporary key and session token, and checks it: the
+// signature is computed again by @smithy/signature-v4 over the headers the request says it signed (so
+// the driver's own signer, src/lib/providers/aws/sigv4.ts, is checked by another implementation), honours
 // ClientToken (the same token again = the same instance), and can meter mutating calls with a token
 // bucket answering RequestLimitExceeded. Faults are scripted; every request is recorded.
+import {createHash, createHmac} from 'node:crypto'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
+
+import {SignatureV4} from '@smithy/signature-v4'
 
 import {type FakeImds, startFakeImds} from './imds.js'
 import type {Fault, FakeCloud, FakeCloudOptions, FakeInstance, RecordedRequest} from './types.js'
@@ -110,6 +115,22 @@ class Bucket {
   }
 }
 
+/** The hash @smithy/signature-v4 asks for, on node:crypto. */
+type HashData = string | ArrayBuffer | ArrayBufferView
+const hashBytes = (d: HashData) => (typeof d === 'string' ? d : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : new Uint8Array(d))
+class NodeSha256 {
+  private readonly h
+  constructor(secret?: HashData) {
+    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', hashBytes(secret))
+  }
+  update(data: HashData) {
+    this.h.update(hashBytes(data))
+  }
+  async digest() {
+    return new Uint8Array(this.h.digest())
+  }
+}
+
 export interface FakeEc2Options extends FakeCloudOptions {
   /** The identity EC2 accepts; the fake IMDS hands out the same (default FAKE_IMDS_CREDENTIALS). */
   imds?: Parameters<typeof startFakeImds>[1]
@@ -167,13 +188,32 @@ export async function startFakeEc2(options: FakeEc2Options = {}): Promise<FakeEc
     xml: `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response ${NS}>${el('requestId', `req-${requests.length}`)}${inner}</${action}Response>`,
   })
 
-  /** SigV4 by the IMDS's key, with its session token: what a role's temporary credentials sign with. */
-  function authProblem(req: IncomingMessage): string | undefined {
+  /** SigV4 by the IMDS's key, with its session token: what a role's temporary credentials sign with; the signature recomputed. */
+  async function authProblem(req: IncomingMessage, body: string): Promise<string | undefined> {
     const auth = String(req.headers.authorization ?? '')
-    const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/[a-z0-9-]+\/ec2\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/.exec(auth)
+    const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([a-z0-9-]+)\/ec2\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(auth)
     if (!m) return 'the request is not signed with AWS Signature Version 4'
-    if (m[1] !== imds.credentials.accessKeyId) return `AWS was not able to validate the provided access credentials (key ${m[1]})`
+    const [, keyId, , region, signedNames, signature] = m
+    if (keyId !== imds.credentials.accessKeyId) return `AWS was not able to validate the provided access credentials (key ${keyId})`
     if (req.headers['x-amz-security-token'] !== imds.credentials.sessionToken) return 'the security token included in the request is invalid'
+    const names = signedNames!.split(';')
+    const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(req.headers['x-amz-date'] ?? ''))
+    if (!date || !names.includes('host') || !names.includes('x-amz-date')) return 'the signature must cover host and x-amz-date'
+    const headers = Object.fromEntries(names.map((n) => [n, String(req.headers[n] ?? '')]))
+    const signer = new SignatureV4({
+      credentials: {accessKeyId: imds.credentials.accessKeyId, secretAccessKey: imds.credentials.secretAccessKey, sessionToken: imds.credentials.sessionToken},
+      region: region!,
+      service: 'ec2',
+      sha256: NodeSha256,
+      applyChecksum: names.includes('x-amz-content-sha256'),
+    })
+    const host = String(req.headers.host ?? '')
+    const again = await signer.sign(
+      {method: req.method ?? 'POST', protocol: 'http:', hostname: host.replace(/:\d+$/, ''), path: req.url ?? '/', query: {}, headers, body},
+      {signingDate: new Date(Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!, +date[4]!, +date[5]!, +date[6]!))},
+    )
+    const expected = /Signature=([0-9a-f]{64})/.exec(String(again.headers.authorization))?.[1]
+    if (expected !== signature) return 'The request signature we calculated does not match the signature you provided.'
     return undefined
   }
 
@@ -277,8 +317,8 @@ export async function startFakeEc2(options: FakeEc2Options = {}): Promise<FakeEc
     const p = new URLSearchParams(body)
     const action = p.get('Action') ?? ''
     record.op = action
-    const unauthorized = authProblem(req)
-    if (unauthorized) return error('AuthFailure', unauthorized, 401)
+    const unauthorized = await authProblem(req, body)
+    if (unauthorized) return error(unauthorized.startsWith('The request signature') ? 'SignatureDoesNotMatch' : 'AuthFailure', unauthorized, unauthorized.startsWith('The request signature') ? 403 : 401)
     const fault = takeFault(action, action === 'RunInstances' ? (p.get('InstanceType') ?? undefined) : undefined)
     if (fault) {
       if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs))

@@ -1,5 +1,6 @@
 // Every row of the hand-built error tables (aws/, google/, oracle/failures.ts: AWS_ERROR_TABLE,
-// GOOGLE_ERROR_TABLE, OCI_ERROR_TABLE) driven through the REAL SDKs against the fake clouds
+// GOOGLE_ERROR_TABLE, OCI_ERROR_TABLE) driven through the drivers' real clients (AWS: ec2-query.ts,
+// each row also through @aws-sdk/client-ec2, which must classify the same; Google and Oracle: their SDKs) against the fake clouds
 // (test/doubles/cloud-api, TEST DOUBLES): the fake answers the launch with that error in the cloud's own
 // wire format (EC2's Query-API XML <Response><Errors><Error><Code>, Compute Engine's JSON error body or
 // failed operation, OCI's JSON {code, message}) and its HTTP status, and the test asserts the class and
@@ -16,7 +17,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
-import {AWS_ERROR_TABLE} from '../../../src/lib/providers/aws/failures.js'
+import {EC2Client, RunInstancesCommand} from '@aws-sdk/client-ec2'
+
+import {AWS_ERROR_TABLE, classifyAwsError} from '../../../src/lib/providers/aws/failures.js'
 import {GOOGLE_ERROR_TABLE} from '../../../src/lib/providers/google/failures.js'
 import type {FailureClass} from '../../../src/lib/providers/node-failures.js'
 import {OCI_ERROR_TABLE} from '../../../src/lib/providers/oracle/failures.js'
@@ -97,14 +100,21 @@ describe('AWS: every code of AWS_ERROR_TABLE, as EC2 answers RunInstances, reach
   let fake: FakeEc2
   let restoreEnv: () => void
   let clusterJson: string
+  /** The SDK the driver used before ec2-query.ts, as it was configured (no retries of its own). */
+  let sdk: EC2Client
   beforeAll(async () => {
     restoreEnv = isolateAwsEnv(work)
     fake = await startFakeEc2()
+    // Without its Node version warning (Node < 22): not this test's subject.
+    const quiet = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined)
+    sdk = new EC2Client({region: 'eu-west-2', endpoint: fake.url, maxAttempts: 1})
+    quiet.mockRestore()
     const imagesJson = join(work, 'aws-images.json')
     writeFileSync(imagesJson, JSON.stringify({version: 1, current: {x86_64: {name: 'citc-slurm-compute-demo-v20261126000000', version: '20261126000000', id: 'ami-0x86000000000000001'}}, inputs: {}}))
     ;({clusterJson} = awsClusterJson(work, fake, {imagesJson, driver: {retryBudgetMs: 0}}))
   })
   afterAll(async () => {
+    sdk?.destroy()
     await fake?.close()
     restoreEnv?.()
   })
@@ -117,7 +127,12 @@ describe('AWS: every code of AWS_ERROR_TABLE, as EC2 answers RunInstances, reach
 
   it.each([...TABLE, ...RULES])('%s (HTTP %i) → %s', async (code, status, cls) => {
     const node = 'demo-c5-xlarge-0001'
-    fake.fail({op: 'RunInstances', code, status, times: 1, message: `${code}: the fake EC2's message\nwith a second line (encoded policy dump)`})
+    const message = `${code}: the fake EC2's message\nwith a second line (encoded policy dump)`
+    // The same answer to the SDK first: its error classifies as the driver's client's must.
+    fake.fail({op: 'RunInstances', code, status, times: 1, message})
+    const sdkError = await sdk.send(new RunInstancesCommand({MinCount: 1, MaxCount: 1, ImageId: 'ami-0x86000000000000001', InstanceType: 'c5.xlarge'})).then(() => undefined, (e: unknown) => e)
+    expect(classifyAwsError(sdkError)).toMatchObject({class: cls, code})
+    fake.fail({op: 'RunInstances', code, status, times: 1, message})
     const before = fake.requests.length
     const slurm = recordingController([poweringUp(node, 'c5.xlarge')])
     const [outcome] = await runNodeProgram('resume', node, {clusterJson})
@@ -128,7 +143,7 @@ describe('AWS: every code of AWS_ERROR_TABLE, as EC2 answers RunInstances, reach
       [`NodeName=${node}`, 'State=DOWN', `Reason=${reason}`],
       [`NodeName=${node}`, 'State=POWER_DOWN_FORCE'],
     ])
-    // One launch, answered with the error's status in EC2's XML: the SDK parsed it (no retry of its own).
+    // One launch, answered with the error's status in EC2's XML: the client parsed it (no retry of its own).
     const launches = fake.requests.slice(before).filter((r) => r.op === 'RunInstances')
     expect(launches.map((r) => r.status)).toEqual([status])
     expect(fake.instances).toEqual([])

@@ -1,6 +1,6 @@
-// EC2's errors → the six failure classes (node-failures.ts). @aws-sdk/client-ec2 throws an error whose
+// EC2's errors → the six failure classes (node-failures.ts). @aws-sdk/client-ec2 threw an error whose
 // `name` is EC2's <Code> (also `Code` on some), with `$metadata.httpStatusCode` and `$fault` (the
-// SDK's ServiceException; codes and statuses: Amazon EC2 API Reference, "Error codes"). ICE comes back as HTTP 500 and throttling as 503, so the code decides, not the status —
+// SDK's ServiceException), and ec2-query.ts's Ec2Error keeps that shape (its test compares the two; codes and statuses: Amazon EC2 API Reference, "Error codes"). ICE comes back as HTTP 500 and throttling as 503, so the code decides, not the status —
 // and throttling is checked first, so it is never reported as capacity (ParallelCluster's 2026 bug,
 // issue #11).
 import {fallback, type FailureClass, messageOf, type NodeFailure, num, prop, str} from '../node-failures.js'
@@ -72,9 +72,11 @@ export function classifyAwsError(e: unknown): NodeFailure {
 
 /**
  * The SDK's `name` is EC2's code, but a plain JS error's name ("Error", "TypeError") says nothing;
- * keep it only when it is not one of those, so the fallback can use the message.
+ * keep it only when it is not one of those, so the fallback can use the message. Nor does "Unknown",
+ * the name of an answer without EC2's error body (a proxy's 502 page, say: the status decides, not
+ * the Unknown* rule for EC2's own codes).
  */
 function awsName(e: unknown): string | undefined {
   const name = str(prop(e, 'name'))
-  return name && !/^(Error|TypeError|RangeError|SyntaxError)$/.test(name) ? name : undefined
+  return name && !/^(Error|TypeError|RangeError|SyntaxError|Unknown)$/.test(name) ? name : undefined
 }

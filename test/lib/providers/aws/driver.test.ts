@@ -1,6 +1,6 @@
-// The AWS node driver end to end inside this process: the real @aws-sdk/client-ec2 (serialisation,
-// SigV4 signing, XML parsing, the default credentials chain through IMDSv2) against the fake EC2 and
-// fake IMDS on 127.0.0.1 (test/doubles/cloud-api, TEST DOUBLES: there is no EC2 here). The driver's clock
+// The AWS node driver end to end inside this process: its own EC2 client (ec2-query.ts: serialisation,
+// SigV4 signing, XML parsing; runtime-credentials.ts: the instance profile through IMDSv2; compared with
+// @aws-sdk/client-ec2 in ec2-query.test.ts) against the fake EC2 and fake IMDS on 127.0.0.1 (test/doubles/cloud-api, TEST DOUBLES: there is no EC2 here). The driver's clock
 // and sleep are injected, so backoff and token-bucket waits are recorded, not waited for. The last
 // block checks the management role in templates/terraform/aws/iam.tf against every EC2 action these
 // tests saw the driver make.
@@ -8,11 +8,11 @@ import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {EC2Client} from '@aws-sdk/client-ec2'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {awsDriver} from '../../../../src/lib/providers/aws/driver.js'
 import {ec2Api} from '../../../../src/lib/providers/aws/ec2-api.js'
+import {Ec2Query} from '../../../../src/lib/providers/aws/ec2-query.js'
 import {awsModule} from '../../../../src/lib/providers/aws/index.js'
 import {nodeFromUserData} from '../../../../src/lib/providers/node-user-data.js'
 import type {NodeDriver} from '../../../../src/lib/providers/types.js'
@@ -63,7 +63,7 @@ const seen: Array<{op: string; body: URLSearchParams; status: number}> = []
 let fake: FakeEc2
 beforeEach(async () => {
   fake = await startFakeEc2()
-  // The SDK finds its metadata service only here; the stand-in's endpoint must agree (src/lib/stand-in.ts).
+  // The metadata service is found only here (as the SDK found it); the stand-in's endpoint must agree (src/lib/stand-in.ts).
   process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT = fake.metadataUrl
 })
 afterEach(async () => {
@@ -92,7 +92,7 @@ const runs = () => fake.requests.filter((r) => r.op === 'RunInstances')
 const params = (r: {body: string}) => new URLSearchParams(r.body)
 
 describe('the aws module', () => {
-  it('gives its driver lazily (the node programs load the SDK only when they drive AWS)', async () => {
+  it('gives its driver lazily (the node programs load the EC2 client only when they drive AWS)', async () => {
     expect(await awsModule.nodeDriver()).toBe(awsDriver)
   })
 
@@ -134,7 +134,7 @@ describe('resume', () => {
       const p = params(r)
       expect([p.get('MinCount'), p.get('MaxCount')]).toEqual(['1', '1'])
       expect(p.has('IamInstanceProfile.Arn') || p.has('IamInstanceProfile.Name')).toBe(false)
-      // The SDK's own retries are off (maxAttempts 1): the driver decides.
+      // No retries of the client's own (the header the SDK sent with maxAttempts 1): the driver decides.
       expect(r.headers['amz-sdk-request']).toBe('attempt=1; max=1')
     }
     expect(fake.instances[0]!.clientToken).not.toBe(fake.instances[1]!.clientToken)
@@ -174,7 +174,7 @@ describe('resume', () => {
       ['demo-c5-0001', true, undefined, undefined, 1],
       ['demo-p4d-0002', false, 'citc: capacity: InsufficientInstanceCapacity for p4d.24xlarge in eu-west-2a', 'capacity', 1],
     ])
-    // One request per node: the SDK (maxAttempts 1) and the driver both left ICE alone.
+    // One request per node: the client (no retries) and the driver both left ICE alone.
     expect(runs().map((r) => [params(r).get('InstanceType'), r.status])).toEqual([
       ['p4d.24xlarge', 500],
       ['c5.xlarge', 200],
@@ -297,7 +297,7 @@ describe('a call that hangs', () => {
     // the call in time, so a TimeoutError proves the limit works and an InternalError that it does not.
     // No elapsed time is asserted (the fake runs on this event loop; a loaded machine delays both). The
     // 300-ms limit is safe here: the only call it covers is the one that hangs (credentials come from
-    // the fake IMDS through the SDK's own client), and the client's timer, armed when the call is sent,
+    // the fake IMDS under their own 1-s limit), and the client's timer, armed when the call is sent,
     // expires before the fake's, armed later for longer: Node fires timers in that order however late.
     fake.fail(ec2Fault('DescribeInstances', 'InternalError', 1, {delayMs: 5_000}))
     const api = ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 's', securityGroupId: 'g', endpoints: {api: fake.url, metadata: fake.metadataUrl}, requestTimeoutMs: 300})
@@ -324,11 +324,10 @@ describe('credentials', () => {
   })
 
   it('the fake EC2 refuses another key (AuthFailure, classified auth)', async () => {
-    const client = new EC2Client({region: 'eu-west-2', endpoint: fake.url, maxAttempts: 1, credentials: {accessKeyId: 'AKIDSOMEONEELSE', secretAccessKey: 'x'}})
+    const client = new Ec2Query({region: 'eu-west-2', endpoint: fake.url, credentials: async () => ({accessKeyId: 'AKIDSOMEONEELSE', secretAccessKey: 'x'}), connectTimeoutMs: 5000, requestTimeoutMs: 5000})
     const api = ec2Api({cluster: CLUSTER, region: 'eu-west-2', zone: ZONE, subnetId: 's', securityGroupId: 'g'}, client)
     const error = await api.list().then(() => undefined, (e: unknown) => e)
     expect(api.classify(error)).toMatchObject({class: 'auth', code: 'AuthFailure'})
-    client.destroy()
   })
 })
 
