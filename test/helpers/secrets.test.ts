@@ -141,7 +141,9 @@ describe('findSecrets', () => {
 
 describe('sampleArgv', () => {
   it("sees a short-lived process's argv", async () => {
-    const sampler = sampleArgv({everyMs: 20, maxMs: 30_000})
+    // Its life covers a slow start (ready waits up to 15 s) and the 20-s wait below: a sampler past its
+    // deadline stops, and would miss the process for that reason alone.
+    const sampler = sampleArgv({everyMs: 20, maxMs: 60_000})
     const marker = `citc-argv-marker-${randomBytes(6).toString('hex')}`
     await sampler.ready
     // Two commands: dash would exec a single one in place of itself, and the marker ($0) would go.
