@@ -20,6 +20,9 @@ else
   "$here/playbook.sh" "$partial/rootfs" "$playbooks" "$vars"
   echo "citc-step: keep the base for later builds"
   printf '{"builtAt": "%s", "suite": "%s", "slurmVersion": "%s"}\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$suite" "$version" >"$partial/base.json"
+  # rootfs.sh let dpkg skip its fsyncs: the whole file system is synced once (syncfs) before the base
+  # becomes one that later builds copy, so a power cut never leaves a base with empty files.
+  sync --file-system "$partial/base.json"
   mv -T "$partial" "$base"
   echo "citc-step: the base root filesystem (built: $base)"
 fi

@@ -7,7 +7,7 @@
 // base. Each run builds one base (~30-60 s): no test fixture makes this root filesystem (the machines'
 // fixture, test/helpers/machines.ts, is another one: a machine's Debian, not a compute image).
 import {spawnSync} from 'node:child_process'
-import {mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -107,6 +107,13 @@ describe('local image base', () => {
     expect(readFileSync(join(rootB, 'etc/citc-test-script'), 'utf8')).toBe('two\n')
     expect(packages(rootB)).toEqual(packages(rootA))
     expect(packages(rootA)).toEqual(expect.arrayContaining([`slurmd ${slurmVersion}`, `slurm-client ${slurmVersion}`]))
+    // Built without dpkg's fsyncs (rootfs.sh: eatmydata), the image keeps nothing of it: no eatmydata,
+    // dpkg not diverted, no unsafe-io setting for dpkg on the node.
+    expect(packages(rootA).filter((p) => /eatmydata/.test(p))).toEqual([])
+    expect(existsSync(join(rootA, 'usr/bin/eatmydata'))).toBe(false)
+    const diversions = join(rootA, 'var/lib/dpkg/diversions')
+    expect(existsSync(diversions) ? readFileSync(diversions, 'utf8') : '').not.toMatch(/\/usr\/bin\/dpkg\n/)
+    expect(spawnSync('grep', ['-rl', 'unsafe-io', join(rootA, 'etc/dpkg')]).stdout.toString()).toBe('')
     expect(listing(rootB, [])).toEqual(listing(rootA, []))
     // The base itself is the images without the script's file (nothing else of the script's stays).
     expect(listing(base + '/rootfs', [])).toEqual(listing(rootA, ['etc/citc-test-script']))
