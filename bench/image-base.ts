@@ -7,7 +7,7 @@
 // "after" is this one's: a fresh build (its base removed first) and one where only the script changed.
 // Root; this machine needs packer, mmdebstrap, ansible-core and the slurmctld package (its version is
 // the image's). Touches nothing of a cluster's (its own temp dir under /var/tmp, removed at the end).
-// Run: npx tsx bench/image-base.ts --before DIR [--builds N=2]
+// Run: npx tsx bench/image-base.ts --before DIR [--builds N=2] [--steps]
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
@@ -20,6 +20,8 @@ const option = (name: string) => {
 }
 const BEFORE = option('--before')
 const BUILDS = Number(option('--builds') ?? 2)
+/** --steps: print each build's steps (its citc-step lines) with the second each began, to see where a build's time goes. */
+const STEPS = argv.includes('--steps')
 if (!BEFORE) throw new Error('image-base bench: give --before DIR, a built checkout of the citc to compare with (npm run build there)')
 
 const version = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slurmctld'], {encoding: 'utf8'}).stdout.trim()
@@ -62,7 +64,10 @@ async function citcIn(dir: string, images: string): Promise<Citc> {
           management: localTransport(),
           signal: AbortSignal.timeout(1_800_000),
           now: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
-          onLine: (l: string) => lines.push(l),
+          onLine: (l: string) => {
+            lines.push(l)
+            if (STEPS && l.includes('citc-step:')) console.log(`  ${dir === '.' ? 'after' : 'before'} build ${n} +${((performance.now() - t0) / 1000).toFixed(1)} s ${l.slice(l.indexOf('citc-step:') + 11)}`)
+          },
         })
       } catch (error) {
         throw new Error(`${dir}: build ${n} failed: ${(error as Error).message}\n${lines.slice(-30).join('\n')}`)
@@ -83,6 +88,8 @@ try {
   let n = 0
   const script = () => `#!/bin/sh\necho "benchmark ${++n}" > /etc/citc-bench\n`
   for (let round = 0; round < BUILDS; round++) {
+    // A before that keeps bases too (a citc since the bases came) builds fresh only without its own.
+    rmSync(join(before.images, '.bases'), {recursive: true, force: true})
     t.beforeFresh.push(await before.build(++n, undefined))
     // A fresh build: no base to copy (mmdebstrap and compute.yml run, then the image links the base).
     rmSync(join(after.images, '.bases'), {recursive: true, force: true})
