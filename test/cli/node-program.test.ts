@@ -108,33 +108,39 @@ describe('what a node program loads', () => {
   })
 })
 
+/**
+ * A cloud cluster's cluster.json with no slurmctld behind it (nothing listens on port 9: scontrol runs and
+ * fails at once, and the program goes on with the names only; a slurm.conf that is missing would make
+ * scontrol retry for a minute), and a stand-in naming it and the fake cloud's endpoints.
+ */
+function cloudProgramFiles(provider: 'aws' | 'oracle', driver: object, endpoints: {api: string; metadata?: string}): {standIn: string; elasticLog: string} {
+  const config = join(work, `${provider}.json`)
+  const elasticLog = join(work, `elastic-${provider}.log`)
+  const confPath = join(work, 'no-slurmctld.conf')
+  writeFileSync(confPath, 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
+  writeFileSync(config, JSON.stringify({version: 1, name: 'lab', provider, sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc', confPath, elasticLog, driver}))
+  const standIn = join(work, `${provider}.stand-in.json`)
+  writeFileSync(standIn, JSON.stringify({clusterJson: config, driver: {endpoints, imagesJson: join(work, 'no-images.json'), stateDir: join(work, `node-programs-${provider}`)}}))
+  return {standIn, elasticLog}
+}
+
 // slurmctld starts a node program on every power event: what it loads is its start-up time
 // (bench/node-cold-start.ts measures it). The parts that cost most and are not needed stay out.
 describe("a cloud node program's start", () => {
   it('runs its driver and scontrol without zod (once cluster.json is checked), execa or oclif', async () => {
     const ec2 = await startFakeEc2()
     try {
-      const config = join(work, 'aws.json')
-      writeFileSync(
-        config,
-        JSON.stringify({
-          version: 1, name: 'lab', provider: 'aws', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc',
-          // No slurmctld (nothing listens on port 9): scontrol runs and fails at once, and the program goes on
-          // with the names only. (A slurm.conf that is missing makes scontrol retry for a minute.)
-          confPath: join(work, 'no-slurmctld.conf'), elasticLog: join(work, 'elastic.log'),
-          driver: {region: 'eu-west-2', mgmtPrivateIp: '10.0.0.2', sharedFs: {host: '10.0.0.3', path: '/export', type: 'nfs', mountOptions: 'defaults'}, zone: 'eu-west-2a', vpcId: 'vpc-1', subnetId: 'subnet-1', securityGroupId: 'sg-1', nodeRoleArn: 'arn:aws:iam::1:role/lab', baseImage: {id: 'ami-1', os: 'debian-12'}},
-        }),
+      const {standIn: file, elasticLog} = cloudProgramFiles(
+        'aws',
+        {region: 'eu-west-2', mgmtPrivateIp: '10.0.0.2', sharedFs: {host: '10.0.0.3', path: '/export', type: 'nfs', mountOptions: 'defaults'}, zone: 'eu-west-2a', vpcId: 'vpc-1', subnetId: 'subnet-1', securityGroupId: 'sg-1', nodeRoleArn: 'arn:aws:iam::1:role/lab', baseImage: {id: 'ami-1', os: 'debian-12'}},
+        {api: ec2.url, metadata: ec2.metadataUrl},
       )
-      writeFileSync(join(work, 'no-slurmctld.conf'), 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
-      const file = join(work, 'aws.stand-in.json')
-      const stateDir = join(work, 'node-programs')
-      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: ec2.url, metadata: ec2.metadataUrl}, imagesJson: join(work, 'no-images.json'), stateDir}}))
       const run = async (n: number) => {
         const loaded = join(work, `loaded-aws-${n}.txt`)
         const env = {NODE_OPTIONS: listLoaded(loaded), AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2.metadataUrl, AWS_SHARED_CREDENTIALS_FILE: join(work, 'none'), AWS_CONFIG_FILE: join(work, 'none')}
         const r = await citc(['node', 'suspend', `lab-c5-000${n}`, '--stand-in', file], {env})
         expect(r.code, r.stderr).toBe(0)
-        expect(readFileSync(join(work, 'elastic.log'), 'utf8')).toMatch(new RegExp(`could not read the nodes' features .*\\n.*lab-c5-000${n}: no instance, nothing to stop`))
+        expect(readFileSync(elasticLog, 'utf8')).toMatch(new RegExp(`could not read the nodes' features .*\\n.*lab-c5-000${n}: no instance, nothing to stop`))
         return readFileSync(loaded, 'utf8').split('\n')
       }
       // The first run checks cluster.json and the stand-in (zod) and keeps the result; the next do not.
@@ -192,24 +198,12 @@ describe("a cloud node program's start", () => {
   it('oracle: a run with a kept session token loads no oci-common (the first run, which fetches the token, does)', async () => {
     const oci = await startFakeOci()
     try {
-      const config = join(work, 'oracle.json')
-      writeFileSync(
-        config,
-        JSON.stringify({
-          version: 1, name: 'lab', provider: 'oracle', sharedDir: '/mnt/shared', slurmUser: 'slurm', programsDir: '/usr/local/libexec/citc',
-          // No slurmctld, as in the aws case above: the program goes on with the names only.
-          confPath: join(work, 'no-slurmctld.conf'), elasticLog: join(work, 'elastic-oracle.log'),
-          driver: FAKE_OCI_SECTION,
-        }),
-      )
-      writeFileSync(join(work, 'no-slurmctld.conf'), 'ClusterName=lab\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/none\nMessageTimeout=1\n')
-      const file = join(work, 'oracle.stand-in.json')
-      writeFileSync(file, JSON.stringify({clusterJson: config, driver: {endpoints: {api: oci.url, metadata: oci.metadataUrl}, imagesJson: join(work, 'no-images.json'), stateDir: join(work, 'node-programs-oracle')}}))
+      const {standIn: file, elasticLog} = cloudProgramFiles('oracle', FAKE_OCI_SECTION, {api: oci.url, metadata: oci.metadataUrl})
       const run = async (n: number) => {
         const loaded = join(work, `loaded-oracle-${n}.txt`)
         const r = await citc(['node', 'suspend', `lab-e4-000${n}`, '--stand-in', file], {env: {NODE_OPTIONS: listLoaded(loaded)}})
         expect(r.code, r.stderr).toBe(0)
-        expect(readFileSync(join(work, 'elastic-oracle.log'), 'utf8')).toMatch(new RegExp(`lab-e4-000${n}: no instance, nothing to stop`))
+        expect(readFileSync(elasticLog, 'utf8')).toMatch(new RegExp(`lab-e4-000${n}: no instance, nothing to stop`))
         return readFileSync(loaded, 'utf8').split('\n')
       }
       // The SDK is the handshake's alone (instance-principal.ts): a chunk the driver's chunk imports dynamically.
