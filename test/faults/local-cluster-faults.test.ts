@@ -382,8 +382,21 @@ describe('faults on a local cluster', () => {
       expect(fired, r.stdout + r.stderr).not.toBe('')
       expect(r.code).toBe(-1)
       await ok(['destroy', NAME, '--yes'], 900_000)
-      const left = daemons(/\/usr\/sbin\/(slurmctld|slurmdbd|slurmd)\b|node sync/).length + (existsSync('/etc/citc') ? 1 : 0) + (existsSync(IMAGES) ? 1 : 0) + (existsSync(join(DATA, 'clusters', NAME)) ? 1 : 0)
-      return {lost: 0, stuck: left, seen: 'destroy ends with no message (killed) after the services were stopped', recovery: '`citc destroy` re-run'}
+      // What is left, by name (a failure says what): the cluster's processes, its configuration, images
+      // and record. A process is given 30 s to be gone: one still exiting when destroy returned is not one
+      // left running (CI runs this beside other tests, on two busy cores).
+      const pattern = /\/usr\/sbin\/(slurmctld|slurmdbd|slurmd)\b|node sync/
+      const cmdline = (pid: number) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+        } catch {
+          return '(gone)'
+        }
+      }
+      const procs = () => daemons(pattern).map((pid) => `pid ${pid}: ${cmdline(pid)}`)
+      await until('the cluster\'s processes gone', 30_000, () => procs().length === 0).catch(() => undefined)
+      const left = [...procs(), ...['/etc/citc', IMAGES, join(DATA, 'clusters', NAME)].filter((f) => existsSync(f))]
+      return {lost: 0, stuck: left.length, seen: `destroy ends with no message (killed) after the services were stopped${left.length > 0 ? `; left: ${left.join('; ')}` : ''}`, recovery: '`citc destroy` re-run'}
     })
   }, 1_900_000)
 
