@@ -196,8 +196,9 @@ describe('faults on a local cluster', () => {
   const accounted = (id: string) => sh('sacct', ['-n', '-X', '-P', '-j', id, '-o', 'State']).stdout.trim()
   /**
    * The cluster's daemons as pids: this machine's services (in this process's network namespace, not
-   * under /tmp: other tests' sandboxes are) and the cluster's nodes (slurmd -N flt-…). Not other tests'
-   * namespace machines, whose slurmd, slapd … run alongside in CI and are theirs to stop.
+   * under /tmp: other tests' sandboxes are) and the cluster's nodes (slurmd -N flt-…, the only slurmd
+   * counted). Not other tests' namespace machines or slurmd, which CI runs alongside and which are
+   * theirs to stop.
    */
   const hostNet = readlinkSync('/proc/self/ns/net')
   const daemons = (pattern: RegExp) =>
@@ -207,7 +208,9 @@ describe('faults on a local cluster', () => {
         try {
           const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
           if (!pattern.test(cmd) || cmd.includes('/tmp/')) return []
-          const ours = cmd.includes(` -N ${NAME}-`) || readlinkSync(`/proc/${pid}/ns/net`) === hostNet
+          // A slurmd is the cluster's only as one of its nodes: other tests start slurmd in this namespace too.
+          if (/\/usr\/sbin\/slurmd\b/.test(cmd)) return cmd.includes(` -N ${NAME}-`) ? [Number(pid)] : []
+          const ours = readlinkSync(`/proc/${pid}/ns/net`) === hostNet
           return ours ? [Number(pid)] : []
         } catch {
           return []
