@@ -8,7 +8,7 @@
 // ways against the fake EC2 and compares requests, results and errors.
 import {randomUUID} from 'node:crypto'
 
-import {httpExchange, type HttpAnswer, type HttpLimits} from './aws-http.js'
+import {httpExchange, type HttpAnswer, type HttpLimits} from '../http-exchange.js'
 import {child, itemsOf, parseXml, textOf, type XmlElement} from './ec2-xml.js'
 import {type AwsCredentials, signV4, uriEncode} from './sigv4.js'
 

@@ -5,7 +5,7 @@
 // metadata": PUT /latest/api/token, then GET …/iam/security-credentials/ and …/<role>). No profile
 // files, SSO, web identity or container credentials: citc writes none of them on the management node,
 // whose role (templates/terraform/aws/iam.tf) is the identity node programs act with.
-import {httpExchange, type HttpLimits} from './aws-http.js'
+import {httpExchange, type HttpLimits} from '../http-exchange.js'
 import type {AwsCredentials} from './sigv4.js'
 
 const CREDS_PATH = '/latest/meta-data/iam/security-credentials/'

@@ -1,4 +1,4 @@
-// One signed request to an OCI API with node:http/node:https (the Core API is https; the fake OCI of the
+// One signed request to an OCI API (sent by ../http-exchange.ts; the Core API is https, the fake OCI of the
 // tests, a TEST DOUBLE, is http on loopback), and its answer or error as oci-common 2.139.1's
 // GenericRetrier.makeServiceCall gives them — what failures.ts classifies:
 //   2xx        the status, headers and body text.
@@ -9,8 +9,9 @@
 //   time limit an Error {code: 'ETIMEDOUT', message: 'Timed out after <ms>ms'} (the SDK's breaker's words):
 //              the limit covers the whole exchange, answer body included; the request is then abandoned.
 // No retries here (the driver retries, cloud-driver.ts).
-import {request as httpRequest, type IncomingHttpHeaders} from 'node:http'
-import {request as httpsRequest} from 'node:https'
+import type {IncomingHttpHeaders} from 'node:http'
+
+import {httpExchange, type HttpAnswer} from '../http-exchange.js'
 
 export interface SignedRequest {
   method: string
@@ -61,39 +62,19 @@ export function ociError(a: OciAnswer & {statusText?: string}, operationName: st
 }
 
 /** Send r; a 2xx answer, or throw as the header says. */
-export function sendOci(r: SignedRequest, operationName: string, timeoutMs: number): Promise<OciAnswer> {
+export async function sendOci(r: SignedRequest, operationName: string, timeoutMs: number): Promise<OciAnswer> {
   const endpoint = `${r.method} ${r.url}`
-  const url = new URL(r.url)
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-  return new Promise<OciAnswer>((resolve, reject) => {
-    let done = false
-    const finish = (error: unknown, answer?: OciAnswer) => {
-      if (done) return
-      done = true
-      clearTimeout(timer)
-      if (error) reject(error)
-      else resolve(answer!)
-    }
-    const req = send(url, {method: r.method, headers: r.headers}, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('error', (e) => finish(belowHttp(e, endpoint)))
-      res.on('end', () => {
-        const answer: OciAnswer = {status: res.statusCode ?? -1, headers: res.headers, text: Buffer.concat(chunks).toString('utf8')}
-        if (answer.status >= 200 && answer.status <= 299) finish(undefined, answer)
-        else finish(ociError({...answer, statusText: res.statusMessage}, operationName, endpoint))
-      })
-    })
-    const timer = setTimeout(() => {
-      finish(Object.assign(new Error(`Timed out after ${timeoutMs}ms`), {code: 'ETIMEDOUT', requestEndpoint: endpoint}))
-      req.destroy()
-    }, timeoutMs)
-    req.on('error', (e) => finish(belowHttp(e, endpoint)))
-    req.end(r.body)
-  })
-}
-
-/** A request that got no answer: "fetch failed", as the SDK said, and what the socket said. */
-function belowHttp(e: Error & {code?: string}, requestEndpoint: string): Error {
-  return Object.assign(new Error(`fetch failed (${e.message})`, {cause: e}), {code: e.code, requestEndpoint})
+  let a: HttpAnswer
+  try {
+    // One limit for the whole exchange, as the SDK's breaker had (the connection's is the same).
+    a = await httpExchange(new URL(r.url), {method: r.method, headers: r.headers, body: r.body, connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs})
+  } catch (error) {
+    const e = error as Error & {code?: string}
+    if (e.name === 'TimeoutError') throw Object.assign(new Error(`Timed out after ${timeoutMs}ms`), {code: 'ETIMEDOUT', requestEndpoint: endpoint})
+    // A request that got no answer: "fetch failed", as the SDK said, and what the socket said.
+    throw Object.assign(new Error(`fetch failed (${e.message})`, {cause: e}), {code: e.code, requestEndpoint: endpoint})
+  }
+  const answer: OciAnswer = {status: a.status, headers: a.headers, text: a.body}
+  if (a.status >= 200 && a.status <= 299) return answer
+  throw ociError({...answer, statusText: a.statusText}, operationName, endpoint)
 }

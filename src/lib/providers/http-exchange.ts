@@ -1,11 +1,15 @@
-// One HTTP(S) exchange on node:http / node:https, bounded as the SDK's request handler bounded it
-// (connectionTimeout, and requestTimeout with throwOnRequestTimeout): a connection not made in time
-// and an answer not complete in time both end in an error named TimeoutError (code ETIMEDOUT), which
-// failures.ts classifies as transient — the driver core retries it, the call itself never does.
+// One HTTP(S) exchange on node:http / node:https, for the cloud drivers' own API clients (AWS's
+// ec2-query.ts and IMDS, Oracle's oci-http.ts), which replace the SDKs on the node programs' path.
+// Bounded as the AWS SDK's request handler bounded it (connectionTimeout, and requestTimeout with
+// throwOnRequestTimeout): a connection not made in time and an answer not complete in time both end in
+// an error named TimeoutError (code ETIMEDOUT), which each provider's failures.ts classifies as
+// transient — the driver core retries it, the call itself never does.
 import type {IncomingHttpHeaders} from 'node:http'
 
 export interface HttpAnswer {
   status: number
+  /** The status line's words ("Not Found"). */
+  statusText: string
   headers: IncomingHttpHeaders
   body: string
 }
@@ -35,7 +39,7 @@ export async function httpExchange(url: URL, o: {method: string; headers: Record
     const req = request(url, {method: o.method, headers: o.headers}, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => finish(undefined, {status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8')}))
+      res.on('end', () => finish(undefined, {status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, body: Buffer.concat(chunks).toString('utf8')}))
       res.on('error', (e) => finish(e))
     })
     const whole = setTimeout(() => {
