@@ -115,10 +115,10 @@ class Bucket {
   }
 }
 
-/** The hash @smithy/signature-v4 asks for, on node:crypto. */
+/** The hash @smithy/signature-v4 asks for, on node:crypto (its SDK passes @smithy/hash-node's, node:crypto too). */
 type HashData = string | ArrayBuffer | ArrayBufferView
 const hashBytes = (d: HashData) => (typeof d === 'string' ? d : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : new Uint8Array(d))
-class NodeSha256 {
+export class NodeSha256 {
   private readonly h
   constructor(secret?: HashData) {
     this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', hashBytes(secret))

@@ -1,12 +1,13 @@
 // sigv4.ts against AWS's published example and against @smithy/signature-v4 (what @aws-sdk/client-ec2
 // signed with, installed as its dependency): the same request, credentials and time give the same
 // Authorization header.
-import {createHash, createHmac} from 'node:crypto'
+import {createHash} from 'node:crypto'
 
 import {SignatureV4} from '@smithy/signature-v4'
 import {describe, expect, it} from 'vitest'
 
 import {canonicalRequest, signingKey, signV4} from '../../../../src/lib/providers/aws/sigv4.js'
+import {NodeSha256} from '../../../doubles/cloud-api/ec2.js'
 
 describe("AWS's published Signature Version 4 example", () => {
   // The AWS General Reference's worked example ("Examples of the complete Signature Version 4 signing
@@ -29,22 +30,6 @@ describe("AWS's published Signature Version 4 example", () => {
     )
   })
 })
-
-/** The hash @smithy/signature-v4 asks for (its SDK passes @smithy/hash-node's, which is node:crypto too). */
-type Data = string | ArrayBuffer | ArrayBufferView
-const bytes = (d: Data) => (typeof d === 'string' ? d : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : new Uint8Array(d))
-class NodeSha256 {
-  private readonly h
-  constructor(secret?: Data) {
-    this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret))
-  }
-  update(data: Data) {
-    this.h.update(bytes(data))
-  }
-  async digest() {
-    return new Uint8Array(this.h.digest())
-  }
-}
 
 describe('the same signature as @smithy/signature-v4', () => {
   const cases = [
