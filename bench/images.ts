@@ -6,7 +6,7 @@
 // script-only rebuild (the base copied); "before" is another citc's (--before DIR: a built checkout, e.g.
 // main's), whose every build runs mmdebstrap. The builds alternate, `builds` rounds of them.
 // Needs a local cluster on this machine (citc create --provider local --yes) and root; takes the
-// machine lock through bench/locked.ts. Leaves the cluster as it found it (same current image, no script; the images built stay, up to 20).
+// machine lock through bench/locked.ts. Leaves the cluster as it found it (same current image, no script; the images built stay: prune them with a rebuild).
 // Run: npx tsx bench/locked.ts npx tsx bench/images.ts [cluster] [runs=5] [--before DIR] [--builds N=2] [--no-starts]
 import {spawnSync} from 'node:child_process'
 import {readFileSync, readlinkSync, renameSync, rmSync, writeFileSync} from 'node:fs'
@@ -91,20 +91,23 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const fmt = (xs: number[]) => `median ${median(xs).toFixed(2)} s (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`
 
 const original = readlinkSync(join(IMAGES, 'current'))
+// Every build keeps all the images there are (the cluster's before the bench, and each built since), so the
+// original one is still there to roll back to at the end: --keep counts those, plus this run's builds.
+const KEEP = String(JSON.parse(run('./bin/run.js', ['rebuild-image', '-c', CLUSTER, '--list', '--json']).stdout).images.length + 4 * BUILDS + 2)
 const fmtRun = (xs: number[]) => `${fmt(xs)} [${xs.map((x) => x.toFixed(1)).join(', ')}]`
 try {
   const after = {fresh: [] as number[], script: [] as number[]}
   const before = {fresh: [] as number[], script: [] as number[]}
   let size = 0
   for (let round = 0; round < BUILDS; round++) {
-    if (BEFORE) before.fresh.push(rebuild(BEFORE, ['--script', 'none', '--keep', '20']).seconds)
+    if (BEFORE) before.fresh.push(rebuild(BEFORE, ['--script', 'none', '--keep', KEEP]).seconds)
     // A fresh build: no base to copy (mmdebstrap and compute.yml run, then the copy).
     rmSync(join(IMAGES, '.bases'), {recursive: true, force: true})
-    const fresh = rebuild('.', ['--script', 'none', '--keep', '20'])
+    const fresh = rebuild('.', ['--script', 'none', '--keep', KEEP])
     after.fresh.push(fresh.seconds)
     size = fresh.sizeMB
-    if (BEFORE) before.script.push(rebuild(BEFORE, ['--script', newScript(), '--keep', '20']).seconds)
-    after.script.push(rebuild('.', ['--script', newScript(), '--keep', '20']).seconds)
+    if (BEFORE) before.script.push(rebuild(BEFORE, ['--script', newScript(), '--keep', KEEP]).seconds)
+    after.script.push(rebuild('.', ['--script', newScript(), '--keep', KEEP]).seconds)
   }
   console.log(`image ${size} MB (du)`)
   console.log(`fresh build (no base):              after  ${fmtRun(after.fresh)}`)
@@ -114,7 +117,7 @@ try {
     console.log(`rebuild, only the script changed:   before ${fmtRun(before.script)}   after/before ${(median(after.script) / median(before.script)).toFixed(2)}`)
   }
   // The cluster's stored script is the last build's: none again (a build from the base), then its image back.
-  rebuild('.', ['--script', 'none', '--keep', '20'])
+  rebuild('.', ['--script', 'none', '--keep', KEEP])
   run('./bin/run.js', ['rebuild-image', '-c', CLUSTER, '--rollback', original.replace(/^.*-v/, ''), '--yes'])
 
   if (STARTS) {
