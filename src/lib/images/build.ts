@@ -121,7 +121,7 @@ export async function buildImage(builder: ImageBuilder, o: BuildOptions): Promis
     }
     await m.writeFile(varFile, JSON.stringify(vars, null, 2) + '\n', {mode: 0o600})
     const argv = ['packer', 'build', '-color=false', '-timestamp-ui', `-only=${builder.packerOnly}`, `-var-file=${varFile}`, `${root}/templates/packer`]
-    const r = await m.run(argv, {signal: o.signal, onOutput, timeoutMs: o.timeoutMs ?? 60 * 60_000})
+    const r = await m.run(argv, {signal: o.signal, onOutput, timeoutMs: o.timeoutMs ?? 60 * 60_000, stopIfCitcDies: true})
     if (partial) onOutput('\n')
     if (r.exitCode !== 0) {
       const last = progress.lastLines(6)

@@ -281,7 +281,13 @@ export interface PlaybookHost {
   readonly description: string
   run(
     argv: string[],
-    opts: {env: Record<string, string>; signal?: AbortSignal; timeoutMs: number; onOutput: (chunk: string, stream: OutputStream) => void},
+    opts: {
+      env: Record<string, string>
+      signal?: AbortSignal
+      timeoutMs: number
+      onOutput: (chunk: string, stream: OutputStream) => void
+      stopIfCitcDies: boolean
+    },
   ): Promise<{exitCode: number}>
 }
 
@@ -360,6 +366,8 @@ export async function runPlaybook(transport: PlaybookHost, opts: RunPlaybookOpti
       env: {...playbookEnv(opts.playbookPath), ...opts.env},
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 60 * 60 * 1000,
+      // A playbook of a killed citc must not run on beside the next run's.
+      stopIfCitcDies: true,
       onOutput: (chunk, stream) => {
         log?.(chunk)
         parser.push(chunk, stream)

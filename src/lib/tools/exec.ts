@@ -33,6 +33,12 @@ export interface ExecOptions {
   logFile?: string
   /** Between SIGTERM and SIGKILL when a timeout or abort stops the process group. Default 5 s. */
   killGraceMs?: number
+  /**
+   * Stop the program's process group even if citc dies without running its exit hook (SIGKILL, the
+   * OOM killer): for what changes the machine or a cloud (ansible-playbook, packer, terraform), so a
+   * re-run never works beside an orphan of the run before. Costs one shell for citc's life (the reaper).
+   */
+  stopIfCitcDies?: boolean
 }
 
 export interface ExecResult {
@@ -102,6 +108,46 @@ function track(pgid: number) {
   })
 }
 
+/**
+ * The reaper: a shell in a session of its own that outlives citc and reads, on a pipe only citc holds,
+ * the process groups to stop ("+ PGID GRACE_SECONDS") and those that ended ("- PGID"). When citc dies,
+ * however it dies, the pipe ends: the groups still listed get SIGTERM, and SIGKILL once the longest
+ * grace has passed with one still alive. One per citc process, started with the first child that asks
+ * for it. (Node has no prctl(PR_SET_PDEATHSIG), and it would reach only the direct child anyway:
+ * ansible-playbook's workers and their tasks run on after their parent's SIGTERM.)
+ */
+export // (dash's kill takes no `--`: a negative number after the signal is a process group.)
+const REAPER = `groups=' ' grace=0
+while IFS=' ' read -r op id secs; do
+  case $op in
+    +) groups="$groups$id "; [ "$secs" -gt "$grace" ] && grace=$secs ;;
+    -) case $groups in *" $id "*) groups="\${groups%% $id *} \${groups#* $id }" ;; esac ;;
+  esac
+done
+[ -z "\${groups# }" ] && exit 0
+for g in $groups; do kill -TERM "-$g" 2>/dev/null; done
+while [ "$grace" -gt 0 ]; do
+  alive=
+  for g in $groups; do kill -0 "-$g" 2>/dev/null && alive=1; done
+  [ -z "$alive" ] && exit 0
+  sleep 1
+  grace=$((grace - 1))
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+exit 0`
+let reaper: ChildProcess | undefined
+function reap(line: string) {
+  if (!reaper) {
+    reaper = spawn('/bin/sh', ['-c', REAPER], {stdio: ['pipe', 'ignore', 'ignore'], detached: true})
+    reaper.on('error', () => {}) // no /bin/sh: the exit hook alone stops children, as before
+    reaper.stdin?.on('error', () => {})
+    // Neither the reaper nor its pipe keeps citc running.
+    reaper.unref()
+    ;(reaper.stdin as unknown as {unref?: () => void} | null)?.unref?.()
+  }
+  reaper.stdin?.write(line + '\n')
+}
+
 type Exit = {code: number | null; signal: NodeJS.Signals | null} | {cause: Error}
 
 /** When the child has exited and its output is read to the end; or why it never started. */
@@ -167,6 +213,7 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
   opts.signal?.addEventListener('abort', onAbort, {once: true})
 
   if (child.pid !== undefined) track(child.pid)
+  if (child.pid !== undefined && opts.stopIfCitcDies) reap(`+ ${child.pid} ${Math.ceil(grace / 1000)}`)
   let result: Exit
   try {
     result = await ended
@@ -182,6 +229,7 @@ export async function run(file: string, args: string[], opts: ExecOptions = {}):
   }
   clearTimeout(killTimer)
   if (child.pid !== undefined) running.delete(child.pid)
+  if (child.pid !== undefined && opts.stopIfCitcDies) reap(`- ${child.pid}`)
 
   const stdout = Buffer.concat(chunks.stdout).toString('utf8')
   const stderr = Buffer.concat(chunks.stderr).toString('utf8')

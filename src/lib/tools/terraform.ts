@@ -656,6 +656,8 @@ export class Terraform {
       logFile: how.logStdout === false ? undefined : this.opts.logFile,
       onOutput: lineHandler,
       killGraceMs: how.long ? (this.opts.killGraceMs ?? 60_000) : undefined,
+      // Terraform of a killed citc still gets its grace to save its state, then stops.
+      stopIfCitcDies: true,
     }
     const result = await run(this.tool.path, args, execOpts)
     for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) deliver(partial[stream])

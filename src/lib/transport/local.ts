@@ -25,6 +25,7 @@ export function localTransport(): Transport {
       signal: opts.signal,
       onOutput: opts.onOutput,
       env: opts.env,
+      stopIfCitcDies: opts.stopIfCitcDies,
     })
   }
   return {

@@ -12,6 +12,12 @@ export interface RunOptions {
   signal?: AbortSignal
   /** Extra environment for the command. */
   env?: Record<string, string>
+  /**
+   * On this machine: stop the command's process group even when citc itself is killed (tools/exec.ts's
+   * reaper), for commands that change the machine (ansible-playbook, packer). Over SSH the remote
+   * command is left to sshd, which ends it when the connection closes only if it has a terminal.
+   */
+  stopIfCitcDies?: boolean
 }
 
 export interface RunResult {

@@ -1,15 +1,17 @@
 // The Ansible adapter's parsing, fed with output captured from real ansible-playbook 2.14 runs on
 // Debian 12 (the default callback, no colour): citc's management.yml and small playbooks that fail
 // in each way Ansible can. runPlaybook itself runs for real in test/e2e/playbooks.test.ts.
-import {spawnSync} from 'node:child_process'
-import {copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {spawn, spawnSync} from 'node:child_process'
+import {copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {CitcError} from '../../../src/lib/errors.js'
+import {pidAlive, procStat} from '../../../src/lib/proc.js'
 import {localTransport} from '../../../src/lib/transport/local.js'
+import {waitFor} from '../../helpers/wait.js'
 
 import {
   PlaybookOutputParser,
@@ -459,5 +461,36 @@ describe('runPlaybook', () => {
     expect((error as CitcError).exitCode).toBe(130)
     expect((error as CitcError).message).toBe('slow.yml cancelled during "Take a while"')
     expect(Date.now() - started).toBeLessThan(30_000)
+  }, 120_000)
+
+  it('leaves nothing of the playbook running when citc is SIGKILLed (no exit hook: the reaper stops it)', async () => {
+    const pidFile = join(dir, 'task.pid')
+    // The task's shell becomes the sleep (exec): its PID is the task's, in ansible-playbook's process group.
+    const playbookPath = book('killed.yml', ['    - name: Run until citc dies', `      ansible.builtin.shell: 'echo $$ > ${pidFile}; exec sleep 300'`, ''].join('\n'))
+    const script = join(dir, 'citc-standin.mts')
+    const src = (p: string) => JSON.stringify(resolve(dirname(fileURLToPath(import.meta.url)), '../../../src/lib', p))
+    writeFileSync(
+      script,
+      [
+        `import {runPlaybook} from ${src('tools/ansible.ts')}`,
+        `import {localTransport} from ${src('transport/local.ts')}`,
+        `runPlaybook(localTransport(), {playbookPath: ${JSON.stringify(playbookPath)}}).catch(() => {})`,
+        `setTimeout(() => process.exit(2), 120_000)`,
+      ].join('\n'),
+    )
+    const standIn = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {stdio: 'ignore'})
+    let taskPid = 0
+    try {
+      await waitFor('the task to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), 90_000)
+      taskPid = Number(readFileSync(pidFile, 'utf8'))
+      const group = procStat(taskPid)!.pgrp // ansible-playbook's own (exec.ts makes every child a group leader)
+      expect(readFileSync(`/proc/${group}/cmdline`, 'utf8')).toContain('ansible-playbook')
+      const citcPid = Number(readFileSync(`/proc/${group}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+      process.kill(citcPid, 'SIGKILL')
+      await waitFor('the playbook and its task to be gone', () => !pidAlive(taskPid) && !pidAlive(group), 30_000)
+    } finally {
+      standIn.kill('SIGKILL')
+      if (taskPid && pidAlive(taskPid)) process.kill(taskPid, 'SIGKILL')
+    }
   }, 120_000)
 })

@@ -1,3 +1,4 @@
+import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -7,7 +8,7 @@ import {pidAlive} from '../../../src/lib/proc.js'
 import {waitFor} from '../../helpers/wait.js'
 
 import {CitcError} from '../../../src/lib/errors.js'
-import {run, spawnDetached, which} from '../../../src/lib/tools/exec.js'
+import {REAPER, run, spawnDetached, which} from '../../../src/lib/tools/exec.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'citc-exec-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -157,6 +158,70 @@ describe('when citc exits', () => {
     const r = await run(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {timeoutMs: 30_000})
     expect(r.exitCode).toBe(0)
     await waitFor('the process in the pid file to exit', () => !pidAlive(readPid(pidFile)))
+  })
+})
+
+describe('when citc is killed (SIGKILL: no exit hook runs)', () => {
+  /** A citc stand-in that runs `sh` (which starts a `sleep` ignoring SIGTERM), says "ready", and waits to be killed. */
+  async function killedCitc(stopIfCitcDies: boolean): Promise<number> {
+    const pidFile = tmp('sleep.pid')
+    const script = tmp('killed.mts')
+    const execModule = new URL('../../../src/lib/tools/exec.ts', import.meta.url).pathname
+    writeFileSync(
+      script,
+      [
+        `import {statSync} from 'node:fs'`,
+        `import {run} from ${JSON.stringify(execModule)}`,
+        // The sleep ignores SIGTERM (an ignored signal stays ignored across exec): only SIGKILL ends it.
+        `run('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! > "$1"; wait', 'sh', ${JSON.stringify(pidFile)}], {stopIfCitcDies: ${stopIfCitcDies}, killGraceMs: 1000}).catch(() => {})`,
+        `const ready = setInterval(() => { try { statSync(${JSON.stringify(pidFile)}); console.log('ready'); clearInterval(ready) } catch {} }, 20)`,
+        `setTimeout(() => process.exit(2), 60_000)`,
+      ].join('\n'),
+    )
+    const citc = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {stdio: ['ignore', 'pipe', 'inherit']})
+    let out = ''
+    citc.stdout.on('data', (d) => (out += d))
+    await waitFor('the stand-in to start its child', () => out.includes('ready') || citc.exitCode !== null, 30_000)
+    expect(out).toContain('ready')
+    // tsx runs the script in a child node process: SIGKILL the process that ran run(), not tsx.
+    const sleepPid = readPid(pidFile)
+    const shPid = Number(readFileSync(`/proc/${sleepPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+    const citcPid = Number(readFileSync(`/proc/${shPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+    process.kill(citcPid, 'SIGKILL')
+    citc.kill('SIGKILL')
+    return sleepPid
+  }
+
+  it('a child run with stopIfCitcDies is stopped, its whole process group, SIGKILL after the grace', async () => {
+    const sleepPid = await killedCitc(true)
+    await waitFor('the sleep to be killed', () => !pidAlive(sleepPid), 20_000)
+  })
+
+  it('without it the process group runs on (what the option is for)', async () => {
+    const sleepPid = await killedCitc(false)
+    try {
+      await new Promise((r) => setTimeout(r, 3000))
+      expect(pidAlive(sleepPid)).toBe(true)
+    } finally {
+      try {
+        process.kill(-Number(readFileSync(`/proc/${sleepPid}/stat`, 'utf8').split(') ')[1].split(' ')[2]), 'SIGKILL')
+      } catch {
+        // gone already
+      }
+    }
+  })
+
+  it('the reaper leaves alone a group that ended (its number may be another group’s by then)', async () => {
+    const other = spawn('sleep', ['300'], {detached: true, stdio: 'ignore'})
+    try {
+      const reaper = spawn('/bin/sh', ['-c', REAPER], {stdio: ['pipe', 'ignore', 'ignore']})
+      reaper.stdin.end(`+ ${other.pid} 1\n+ 999999 1\n- ${other.pid}\n`)
+      const code = await new Promise((r) => reaper.once('exit', r))
+      expect(code).toBe(0)
+      expect(pidAlive(other.pid!)).toBe(true)
+    } finally {
+      other.kill('SIGKILL')
+    }
   })
 })
 
