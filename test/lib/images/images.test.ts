@@ -9,7 +9,7 @@ import {imageInputsDigest, computeRoles} from '../../../src/lib/images/inputs.js
 import {imageName, imageVersion, versionDate} from '../../../src/lib/images/naming.js'
 import type {ImageInfo} from '../../../src/lib/providers/image-types.js'
 import {readScriptFlag} from '../../../src/lib/tasks/rebuild-image/image-script.js'
-import {prunable} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
+import {prunable, spared} from '../../../src/lib/tasks/rebuild-image/image-steps.js'
 import {imagesTable, rollbackTarget} from '../../../src/lib/tasks/rebuild-image/rebuild-image.js'
 
 const ROOT = join(import.meta.dirname, '..', '..', '..')
@@ -86,6 +86,16 @@ describe('--keep', () => {
     expect(prunable(images, 5)).toEqual([])
     // The current image stays even when older than N others.
     expect(prunable([image('3'), image('2'), image('1', {current: true})], 1).map((i) => i.version)).toEqual(['2'])
+  })
+
+  it('names what it keeps beyond N and why, instead of keeping it silently', () => {
+    const images = [image('4', {name: 'v4'}), image('3', {name: 'v3', nodes: 2}), image('2', {name: 'v2', current: true}), image('1', {name: 'v1', nodes: 1})]
+    expect(spared(images, 1)).toEqual([
+      {name: 'v3', nodes: 2, current: false},
+      {name: 'v2', nodes: 0, current: true},
+      {name: 'v1', nodes: 1, current: false},
+    ])
+    expect(spared(images, 4)).toEqual([])
   })
 })
 

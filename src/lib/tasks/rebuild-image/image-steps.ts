@@ -26,6 +26,8 @@ export interface ImageContext extends WorkflowContext {
   /** Set by the steps. */
   built?: ImageRecord
   pruned?: string[]
+  /** Set by pruneStep: images beyond --keep that stay, and why (a node runs on it, or it is the current one). */
+  spared?: SparedImage[]
   /** Set by inputsStep. */
   inputs?: string
   /** Set by inputsStep: the same without the script (what a cached base is keyed by). */
@@ -156,24 +158,48 @@ export function useStep<C extends ImageContext>(): Step<C> {
   }
 }
 
-/** Images beyond `keep` (newest first, per architecture), never the current one nor one a node runs. */
-export function prunable(images: ImageInfo[], keep: number): ImageInfo[] {
+/** Images beyond `keep` (newest first, per architecture). */
+function beyondKeep(images: ImageInfo[], keep: number): ImageInfo[] {
   const byArch = new Map<string, ImageInfo[]>()
   for (const i of [...images].sort((a, b) => b.version.localeCompare(a.version))) byArch.set(i.arch, [...(byArch.get(i.arch) ?? []), i])
-  return [...byArch.values()].flatMap((list) => list.slice(keep).filter((i) => !i.current && i.nodes === 0))
+  return [...byArch.values()].flatMap((list) => list.slice(keep))
 }
+
+/** Images beyond `keep` to delete: never the current one nor one a node runs. */
+export function prunable(images: ImageInfo[], keep: number): ImageInfo[] {
+  return beyondKeep(images, keep).filter((i) => !i.current && i.nodes === 0)
+}
+
+export interface SparedImage {
+  name: string
+  /** Nodes running on it now (it goes once they have powered down, at a later prune). */
+  nodes: number
+  current: boolean
+}
+
+/** Images beyond `keep` that stay all the same, said rather than silently kept. */
+export function spared(images: ImageInfo[], keep: number): SparedImage[] {
+  return beyondKeep(images, keep)
+    .filter((i) => i.current || i.nodes > 0)
+    .map((i) => ({name: i.name, nodes: i.nodes, current: i.current}))
+}
+
+const why = (s: SparedImage) => (s.current ? 'the current image' : `${s.nodes} node${s.nodes === 1 ? '' : 's'} still on it`)
 
 export function pruneStep<C extends ImageContext>(): Step<C> {
   return {
     title: (ctx) => `Keep the newest ${ctx.keep} images`,
     run: async (ctx, task) => {
-      const gone = prunable(await ctx.builder.list(), ctx.keep)
+      const images = await ctx.builder.list()
+      const gone = prunable(images, ctx.keep)
       for (const i of gone) {
         task.output = `deleting ${i.name}`
         await ctx.builder.remove(i)
       }
       ctx.pruned = gone.map((i) => i.name)
-      task.title = gone.length === 0 ? `Keep the newest ${ctx.keep} images: nothing to delete` : `Deleted ${gone.map((i) => i.name).join(', ')}`
+      ctx.spared = spared(images, ctx.keep)
+      const kept = ctx.spared.length === 0 ? '' : `; kept beyond ${ctx.keep}: ${ctx.spared.map((s) => `${s.name} (${why(s)})`).join(', ')}`
+      task.title = (gone.length === 0 ? `Keep the newest ${ctx.keep} images: nothing to delete` : `Deleted ${gone.map((i) => i.name).join(', ')}`) + kept
     },
   }
 }

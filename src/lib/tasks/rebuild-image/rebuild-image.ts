@@ -133,7 +133,7 @@ export async function rebuildImage(io: Io, input: RebuildImageInput, dataDir: st
         `New nodes of cluster ${name} start from ${image.name}. Nodes running now keep their image until they power down` +
           ` (after ${record.settings?.suspendTime ?? 'the cluster’s'} s idle).`,
       )
-      return {cluster: name, image, pruned: ctx.pruned ?? [], logFile}
+      return {cluster: name, image, pruned: ctx.pruned ?? [], spared: ctx.spared ?? [], logFile}
     },
   )
 }
