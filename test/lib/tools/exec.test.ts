@@ -139,22 +139,22 @@ describe('run', () => {
   })
 })
 
+/** A citc stand-in for tsx: `lines` after imports of statSync and exec.ts's run. (.mts: the script lives outside the package.) */
+function standIn(name: string, lines: string[]): string {
+  const script = tmp(`${name}.mts`)
+  const execModule = new URL('../../../src/lib/tools/exec.ts', import.meta.url).pathname
+  writeFileSync(script, [`import {statSync} from 'node:fs'`, `import {run} from ${JSON.stringify(execModule)}`, ...lines].join('\n'))
+  return script
+}
+
 describe('when citc exits', () => {
   it('the process groups of running children get SIGTERM', async () => {
     const pidFile = tmp('orphan.pid')
-    // .mts: the script lives outside the package, and execa is ESM only.
-    const script = tmp('exits.mts')
-    const execModule = new URL('../../../src/lib/tools/exec.ts', import.meta.url).pathname
-    writeFileSync(
-      script,
-      [
-        `import {statSync} from 'node:fs'`,
-        `import {run} from ${JSON.stringify(execModule)}`,
-        `run('sh', ['-c', 'sleep 300 & echo $! > "$1"; wait', 'sh', ${JSON.stringify(pidFile)}]).catch(() => {})`,
-        `setInterval(() => { try { statSync(${JSON.stringify(pidFile)}); process.exit(0) } catch {} }, 20)`,
-        `setTimeout(() => process.exit(2), 10_000)`,
-      ].join('\n'),
-    )
+    const script = standIn('exits', [
+      `run('sh', ['-c', 'sleep 300 & echo $! > "$1"; wait', 'sh', ${JSON.stringify(pidFile)}]).catch(() => {})`,
+      `setInterval(() => { try { statSync(${JSON.stringify(pidFile)}); process.exit(0) } catch {} }, 20)`,
+      `setTimeout(() => process.exit(2), 10_000)`,
+    ])
     const r = await run(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {timeoutMs: 30_000})
     expect(r.exitCode).toBe(0)
     await waitFor('the process in the pid file to exit', () => !pidAlive(readPid(pidFile)))
@@ -165,19 +165,12 @@ describe('when citc is killed (SIGKILL: no exit hook runs)', () => {
   /** A citc stand-in that runs `sh` (which starts a `sleep` ignoring SIGTERM), says "ready", and waits to be killed. */
   async function killedCitc(stopIfCitcDies: boolean): Promise<number> {
     const pidFile = tmp('sleep.pid')
-    const script = tmp('killed.mts')
-    const execModule = new URL('../../../src/lib/tools/exec.ts', import.meta.url).pathname
-    writeFileSync(
-      script,
-      [
-        `import {statSync} from 'node:fs'`,
-        `import {run} from ${JSON.stringify(execModule)}`,
-        // The sleep ignores SIGTERM (an ignored signal stays ignored across exec): only SIGKILL ends it.
-        `run('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! > "$1"; wait', 'sh', ${JSON.stringify(pidFile)}], {stopIfCitcDies: ${stopIfCitcDies}, killGraceMs: 1000}).catch(() => {})`,
-        `const ready = setInterval(() => { try { statSync(${JSON.stringify(pidFile)}); console.log('ready'); clearInterval(ready) } catch {} }, 20)`,
-        `setTimeout(() => process.exit(2), 60_000)`,
-      ].join('\n'),
-    )
+    const script = standIn('killed', [
+      // The sleep ignores SIGTERM (an ignored signal stays ignored across exec): only SIGKILL ends it.
+      `run('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! > "$1"; wait', 'sh', ${JSON.stringify(pidFile)}], {stopIfCitcDies: ${stopIfCitcDies}, killGraceMs: 1000}).catch(() => {})`,
+      `const ready = setInterval(() => { try { statSync(${JSON.stringify(pidFile)}); console.log('ready'); clearInterval(ready) } catch {} }, 20)`,
+      `setTimeout(() => process.exit(2), 60_000)`,
+    ])
     const citc = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), [script], {stdio: ['ignore', 'pipe', 'inherit']})
     let out = ''
     citc.stdout.on('data', (d) => (out += d))
