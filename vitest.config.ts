@@ -1,5 +1,6 @@
 import {defineConfig} from 'vitest/config'
 
+import FileOrder from './test/file-order.js'
 import {ALL_TESTS, E2E, FAULTS, INTEGRATION} from './vitest.projects.js'
 
 // Four projects (vitest.projects.ts says which file is where): `vitest run` runs all four, as
@@ -15,6 +16,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
+    // The files that take this machine's services run one after another on whichever worker is free,
+    // the rest beside them (test/file-order.ts, from the timings in test/file-durations.json).
+    sequence: {sequencer: FileOrder},
     projects: [
       // Unit files share their worker's module cache (isolate: false): the project takes half the time
       // (import dominates). Unit tests restore what they change in process.env and start no process
