@@ -13,7 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {citc} from '../helpers/cli.js'
 import {clusterNetwork, machineRootfs, startMachine, type ClusterNetwork, type Machine} from '../helpers/machines.js'
-import {sh, until} from '../helpers/slurm-shell.js'
+import {nodeStartDiagnosis, sh, until} from '../helpers/slurm-shell.js'
 import {lockSystem} from '../helpers/system-lock.js'
 
 const NAME = 'hyb'
@@ -161,7 +161,7 @@ describe('machines join a local cluster (citc node add / remove)', () => {
 
   it('joined machines are never powered down while idle elastic nodes are', async () => {
     const elastic = sh('srun', ['-N1', '-w', 'hyb-local-small-0001', 'true'], {timeoutMs: 120_000})
-    expect(elastic.status, elastic.stderr).toBe(0)
+    expect(elastic.status, `${elastic.stderr}\n${elastic.status === 0 ? '' : nodeStartDiagnosis('hyb-local-small-0001')}`).toBe(0)
     await until('the elastic node to power down after its idle time', 240_000, () => nodeState('hyb-local-small-0001').includes('POWERED_DOWN'))
     expect(nodeState('ws1')).toBe('IDLE')
     expect(nodeState('ws2')).toBe('IDLE')

@@ -1,6 +1,7 @@
 // What the whole-cluster e2e tests run on this machine as a person would: Slurm's commands against the
 // local cluster's slurm.conf (as root, or as a user through runuser), and a bounded wait for a condition.
 import {spawnSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
 
 import {sleep} from '../../src/lib/proc.js'
 
@@ -22,4 +23,28 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => T |
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`)
     await sleep(1000)
   }
+}
+
+/** The last `n` lines of a file that contain `match` ('' matches every line); '(none)' when it cannot be read. */
+function lastLinesWith(file: string, match: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l.includes(match)).slice(-n).join('\n')
+  } catch {
+    return '(none)'
+  }
+}
+
+/**
+ * What a local cluster knows of why an elastic node did not come up, for a failed test's message:
+ * Slurm's view of it (state, reason), the node programs' log lines about it, the launcher's output and
+ * the node's own slurmd log, and slurmctld's lines that name it.
+ */
+export function nodeStartDiagnosis(node: string): string {
+  return [
+    `scontrol show node ${node}: ${sh('scontrol', ['show', 'node', node, '--oneliner']).stdout.trim()}`,
+    `/var/log/citc/elastic.log (${node}):\n${lastLinesWith('/var/log/citc/elastic.log', node, 15)}`,
+    `/var/log/citc/nodes/${node}.out:\n${lastLinesWith(`/var/log/citc/nodes/${node}.out`, '', 15)}`,
+    `/var/log/slurm/slurmd-${node}.log:\n${lastLinesWith(`/var/log/slurm/slurmd-${node}.log`, '', 20)}`,
+    `/var/log/slurm/slurmctld.log (${node}):\n${lastLinesWith('/var/log/slurm/slurmctld.log', node, 15)}`,
+  ].join('\n---\n')
 }
