@@ -114,10 +114,10 @@ function track(pgid: number) {
  * however it dies, the pipe ends: the groups still listed get SIGTERM, and SIGKILL once the longest
  * grace has passed with one still alive. One per citc process, started with the first child that asks
  * for it. (Node has no prctl(PR_SET_PDEATHSIG), and it would reach only the direct child anyway:
- * ansible-playbook's workers and their tasks run on after their parent's SIGTERM.)
+ * ansible-playbook's workers and their tasks run on after their parent's SIGTERM.) Exported for its test.
+ * dash's kill takes no `--`: a negative number after the signal is a process group.
  */
-export // (dash's kill takes no `--`: a negative number after the signal is a process group.)
-const REAPER = `groups=' ' grace=0
+export const REAPER = `groups=' ' grace=0
 while IFS=' ' read -r op id secs; do
   case $op in
     +) groups="$groups$id "; [ "$secs" -gt "$grace" ] && grace=$secs ;;

@@ -14,8 +14,8 @@ export interface RunOptions {
   env?: Record<string, string>
   /**
    * On this machine: stop the command's process group even when citc itself is killed (tools/exec.ts's
-   * reaper), for commands that change the machine (ansible-playbook, packer). Over SSH the remote
-   * command is left to sshd, which ends it when the connection closes only if it has a terminal.
+   * reaper), for commands that change the machine (ansible-playbook, packer). Ignored over SSH: there
+   * the remote command's fate is the connection's.
    */
   stopIfCitcDies?: boolean
 }
