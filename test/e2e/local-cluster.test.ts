@@ -62,7 +62,7 @@ const citcProcesses = () =>
         return {pid: p, cmd: ''}
       }
     })
-    .filter((p) => /slurmd -D -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook|\/usr\/bin\/prometheus |prometheus-node-exporter |metrics collect/.test(p.cmd))
+    .filter((p) => /slurmd -D -b -N e2e-|\/usr\/sbin\/slurmctld|\/usr\/sbin\/slurmdbd|ansible-playbook|\/usr\/bin\/prometheus |prometheus-node-exporter |metrics collect/.test(p.cmd))
     // Other test files run their own slurmctld from a temp dir: not this cluster's.
     .filter((p) => !p.cmd.includes('/tmp/'))
 

@@ -119,7 +119,7 @@ shift 8
   chroot "$r" /sbin/ldconfig
 }
 hostname "$name"
-exec chroot "$r" /usr/sbin/slurmd -D -N "$name" -f "$conf"`
+exec chroot "$r" /usr/sbin/slurmd -D -b -N "$name" -f "$conf"`
 
 /** The image a node booted (its name), recorded in <runDir>/<node>.image while it runs. */
 export function localNodeImage(runDir: string, node: string): string | undefined {
@@ -185,6 +185,20 @@ function readPid(file: string): number | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * How long to wait before starting a node's slurmd, in ms. slurmctld takes a powering-up node's
+ * registration only when the boot time it reports (slurmctld's now − slurmd's uptime, whole seconds,
+ * the uptime rounded up) is not before the second of the power-up request; an earlier one it ignores
+ * without a word, and the node's job waits until ResumeTimeout fails it (CI saw it twice). slurmd -b
+ * counts its uptime from its own start, which makes that boot time no earlier than one second before
+ * slurmd's start: so slurmd must start in a later second than the request, which came before this
+ * program ran. (A fixed 1.1 s sleep with the uptime from the time namespace alone was not enough: the
+ * namespace's offset is whole seconds, so its uptime starts up to 1 s old, and the rounding adds 1 s.)
+ */
+export function msToNextSecond(nowMs: number): number {
+  return 1000 - (nowMs % 1000) + 50
 }
 
 function hostUptimeSeconds(): number {
@@ -298,12 +312,11 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     }
     const gpu = gpuBoot(node, image !== undefined)
     if ('error' in gpu) return {name, ok: false, error: gpu.error}
-    // The node must "boot" after the power-up request: let the request's second pass first.
-    await sleep(1100)
+    await sleep(msToNextSecond(Date.now()))
     const offset = hostUptimeSeconds()
     const boot = image
       ? ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BOOT_FROM_IMAGE, 'citc-node', name, image.rootfs, stateDir(name), o.sharedDir, o.slurmLogDir, o.confPath, ...gpu.args]
-      : ['--', '/bin/sh', '-c', 'hostname "$1" && exec "$2" -D -N "$1" -f "$3"', 'citc-node', name, o.slurmd, o.confPath]
+      : ['--', '/bin/sh', '-c', 'hostname "$1" && exec "$2" -D -b -N "$1" -f "$3"', 'citc-node', name, o.slurmd, o.confPath]
     if (image) mkdirSync(stateDir(name), {recursive: true})
     const argv = ['--fork', '--kill-child', '--time', `--boottime=-${offset}`, '--uts', ...boot]
     const outLog = join(o.logDir, `${name}.out`)

@@ -26,7 +26,7 @@ describe('local driver: booting the current image', () => {
     mkdirSync(join(imagesDir, 'citc-slurm-compute-demo-v20260101000000', 'rootfs'), {recursive: true})
     symlinkSync('citc-slurm-compute-demo-v20260101000000', join(imagesDir, 'current'))
     const driver = localDriver({imagesDir, runDir: join(dir, 'run'), logDir: join(dir, 'log')})
-    // "At once": before the boot's own 1.1-s wait, so the outcome comes on vitest's fake clock without
+    // "At once": before the boot's wait for the next second, so the outcome comes on vitest's fake clock without
     // the clock moving (a bound on real elapsed time could fail on a loaded machine).
     vi.useFakeTimers()
     let outcomes: Awaited<ReturnType<typeof driver.resume>> | undefined
