@@ -486,6 +486,8 @@ describe('runPlaybook', () => {
       const group = procStat(taskPid)!.pgrp // ansible-playbook's own (exec.ts makes every child a group leader)
       expect(readFileSync(`/proc/${group}/cmdline`, 'utf8')).toContain('ansible-playbook')
       const citcPid = Number(readFileSync(`/proc/${group}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+      // Only ever the stand-in itself (never whatever adopted an orphan).
+      expect(readFileSync(`/proc/${citcPid}/cmdline`, 'utf8')).toContain(script)
       process.kill(citcPid, 'SIGKILL')
       await waitFor('the playbook and its task to be gone', () => !pidAlive(taskPid) && !pidAlive(group), 30_000)
     } finally {

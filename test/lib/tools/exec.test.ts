@@ -180,6 +180,8 @@ describe('when citc is killed (SIGKILL: no exit hook runs)', () => {
     const sleepPid = readPid(pidFile)
     const shPid = Number(readFileSync(`/proc/${sleepPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
     const citcPid = Number(readFileSync(`/proc/${shPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+    // Only ever the stand-in itself (never whatever adopted an orphan).
+    expect(readFileSync(`/proc/${citcPid}/cmdline`, 'utf8')).toContain(script)
     process.kill(citcPid, 'SIGKILL')
     citc.kill('SIGKILL')
     return sleepPid
