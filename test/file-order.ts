@@ -86,6 +86,8 @@ export function readDurations(root: string): Record<FileKey, number> {
 /** Whether a test file takes the system lock: it calls test/helpers/system-lock.ts's lockSystem. */
 export const takesSystemLock = (source: string) => /\blockSystem\(/.test(source)
 
+const fileKey = (root: string, spec: TestSpecification): FileKey => relative(root, spec.moduleId).split('\\').join('/')
+
 export default class FileOrder extends BaseSequencer {
   /** The files as they will be handed out, with the times and kinds the order came from; undefined: vitest's own order stands. */
   plan(files: TestSpecification[]): FileToRun[] | undefined {
@@ -93,7 +95,7 @@ export default class FileOrder extends BaseSequencer {
     const durations = readDurations(root)
     // Other group orders would run one group after another: the simulation assumes one pool.
     if (Object.keys(durations).length === 0 || new Set(files.map((f) => f.project.config.sequence.groupOrder)).size > 1) return undefined
-    const keyOf = (spec: TestSpecification): FileKey => relative(root, spec.moduleId).split('\\').join('/')
+    const keyOf = (spec: TestSpecification) => fileKey(root, spec)
     const projects = new Map(files.map((spec) => [keyOf(spec), spec.project.name]))
     const medians = medianByProject(durations, (key) => projects.get(key))
     const anyFile = medianByProject(durations, () => 'all').get('all')!
@@ -111,7 +113,7 @@ export default class FileOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const plan = this.plan(files)
     if (!plan) return super.sort(files)
-    const byKey = new Map(files.map((spec) => [relative(this.ctx.config.root, spec.moduleId).split('\\').join('/'), spec]))
+    const byKey = new Map(files.map((spec) => [fileKey(this.ctx.config.root, spec), spec]))
     return plan.map((f) => byKey.get(f.key)!)
   }
 }
