@@ -103,7 +103,7 @@ SLURM_CONF=${sb.confPath}; export SLURM_CONF
 for n in $(scontrol show hostnames "$1"); do
   echo "$(date +%s.%N) resume $n" >> ${sb.dir}/power.log
   d=$(cat ${sb.dir}/delay-$n 2>/dev/null) || d=${o.resumeDelayS}
-  setsid /bin/sh -c 'sleep "$2"; off=$(cut -d. -f1 /proc/uptime); exec /usr/bin/unshare --fork --kill-child --time --boottime=-$off /usr/sbin/slurmd -D -b -N "$0" -f "$1"' "$n" "$SLURM_CONF" "$d" </dev/null >>${sb.dir}/slurmd.out 2>&1 &
+  setsid /bin/sh -c 'sleep "$2"; exec /usr/sbin/slurmd -D -b -N "$0" -f "$1"' "$n" "$SLURM_CONF" "$d" </dev/null >>${sb.dir}/slurmd.out 2>&1 &
   echo $! >> ${launchers}
 done
 exit 0

@@ -1,6 +1,6 @@
 // The local node driver: each compute node is a slurmd process on this machine.
-// - own time namespace, CLOCK_BOOTTIME moved back by the host's uptime, so the node "booted" just now
-//   (Slurm refuses a powered-up node whose boot time is older than the power-up request);
+// - slurmd -b, started in the second after the power-up request's, so the node "booted" after it
+//   (Slurm ignores a powering-up node whose boot time is older than the request: msToNextSecond);
 // - own UTS namespace, so `hostname` in a job prints the node's name;
 // - own mount namespace booting the cluster's current image (`citc rebuild-image`): the image's root
 //   filesystem under a fresh writable layer (tmpfs overlay: every start boots clean, like a cloud VM),
@@ -194,15 +194,12 @@ function readPid(file: string): number | undefined {
  * without a word, and the node's job waits until ResumeTimeout fails it (CI saw it twice). slurmd -b
  * counts its uptime from its own start, which makes that boot time no earlier than one second before
  * slurmd's start: so slurmd must start in a later second than the request, which came before this
- * program ran. (A fixed 1.1 s sleep with the uptime from the time namespace alone was not enough: the
- * namespace's offset is whole seconds, so its uptime starts up to 1 s old, and the rounding adds 1 s.)
+ * program ran. (This replaces a time namespace with CLOCK_BOOTTIME moved back by the host's whole
+ * seconds of uptime and a fixed 1.1 s sleep, which was not enough: the offset's whole seconds left the
+ * uptime up to 1 s old at the start, and the rounding added 1 s.)
  */
 export function msToNextSecond(nowMs: number): number {
   return 1000 - (nowMs % 1000) + 50
-}
-
-function hostUptimeSeconds(): number {
-  return Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]))
 }
 
 /** Node names are ours (cluster id, shape, number): still, refuse anything that could be a path. */
@@ -313,18 +310,17 @@ export function localDriver(overrides: Partial<LocalDriverOptions> = {}): NodeDr
     const gpu = gpuBoot(node, image !== undefined)
     if ('error' in gpu) return {name, ok: false, error: gpu.error}
     await sleep(msToNextSecond(Date.now()))
-    const offset = hostUptimeSeconds()
     const boot = image
       ? ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', BOOT_FROM_IMAGE, 'citc-node', name, image.rootfs, stateDir(name), o.sharedDir, o.slurmLogDir, o.confPath, ...gpu.args]
       : ['--', '/bin/sh', '-c', 'hostname "$1" && exec "$2" -D -b -N "$1" -f "$3"', 'citc-node', name, o.slurmd, o.confPath]
     if (image) mkdirSync(stateDir(name), {recursive: true})
-    const argv = ['--fork', '--kill-child', '--time', `--boottime=-${offset}`, '--uts', ...boot]
+    const argv = ['--fork', '--kill-child', '--uts', ...boot]
     const outLog = join(o.logDir, `${name}.out`)
     const pid = await spawnDetached(o.unshare, argv, {logFile: outLog})
     writeFileSync(pidFile(name), `${pid}\n`)
     if (image) writeFileSync(join(o.runDir, `${name}.image`), `${image.name}\n`)
     else rmSync(join(o.runDir, `${name}.image`), {force: true})
-    log(`${name}: started slurmd ${image ? `from image ${image.name}` : "(this machine's, no image)"} (launcher pid ${pid}, boot offset -${offset}s)`)
+    log(`${name}: started slurmd ${image ? `from image ${image.name}` : "(this machine's, no image)"} (launcher pid ${pid})`)
 
     const deadline = Date.now() + o.startTimeoutS * 1000
     while (Date.now() < deadline) {
