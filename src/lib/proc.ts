@@ -6,6 +6,8 @@ import {constants as osConstants} from 'node:os'
 export interface ProcStat {
   /** R, S, D, Z (zombie), … */
   state: string
+  /** Parent process id. */
+  ppid: number
   /** Process group id. */
   pgrp: number
   /** Start time in clock ticks after boot: with the pid, it names one process even across pid reuse. */
@@ -18,7 +20,7 @@ export function procStat(pid: number): ProcStat | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return {state: fields[0], pgrp: Number(fields[2]), start: Number(fields[19])}
+    return {state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]), start: Number(fields[19])}
   } catch {
     return undefined
   }

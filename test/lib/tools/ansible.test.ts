@@ -485,7 +485,7 @@ describe('runPlaybook', () => {
       taskPid = Number(readFileSync(pidFile, 'utf8'))
       const group = procStat(taskPid)!.pgrp // ansible-playbook's own (exec.ts makes every child a group leader)
       expect(readFileSync(`/proc/${group}/cmdline`, 'utf8')).toContain('ansible-playbook')
-      const citcPid = Number(readFileSync(`/proc/${group}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+      const citcPid = procStat(group)!.ppid
       // Only ever the stand-in itself (never whatever adopted an orphan).
       expect(readFileSync(`/proc/${citcPid}/cmdline`, 'utf8')).toContain(script)
       process.kill(citcPid, 'SIGKILL')

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {pidAlive} from '../../../src/lib/proc.js'
+import {pidAlive, procStat} from '../../../src/lib/proc.js'
 import {waitFor} from '../../helpers/wait.js'
 
 import {CitcError} from '../../../src/lib/errors.js'
@@ -178,8 +178,7 @@ describe('when citc is killed (SIGKILL: no exit hook runs)', () => {
     expect(out).toContain('ready')
     // tsx runs the script in a child node process: SIGKILL the process that ran run(), not tsx.
     const sleepPid = readPid(pidFile)
-    const shPid = Number(readFileSync(`/proc/${sleepPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
-    const citcPid = Number(readFileSync(`/proc/${shPid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+    const citcPid = procStat(procStat(sleepPid)!.ppid)!.ppid
     // Only ever the stand-in itself (never whatever adopted an orphan).
     expect(readFileSync(`/proc/${citcPid}/cmdline`, 'utf8')).toContain(script)
     process.kill(citcPid, 'SIGKILL')
@@ -198,10 +197,11 @@ describe('when citc is killed (SIGKILL: no exit hook runs)', () => {
       await new Promise((r) => setTimeout(r, 3000))
       expect(pidAlive(sleepPid)).toBe(true)
     } finally {
+      const group = procStat(sleepPid)?.pgrp
       try {
-        process.kill(-Number(readFileSync(`/proc/${sleepPid}/stat`, 'utf8').split(') ')[1].split(' ')[2]), 'SIGKILL')
+        if (group) process.kill(-group, 'SIGKILL')
       } catch {
-        // gone already
+        // gone meanwhile
       }
     }
   })
