@@ -165,9 +165,12 @@ function beyondKeep(images: ImageInfo[], keep: number): ImageInfo[] {
   return [...byArch.values()].flatMap((list) => list.slice(keep))
 }
 
-/** Images beyond `keep` to delete: never the current one nor one a node runs. */
+/** The current image, or one a node runs: never deleted. */
+const inUse = (i: ImageInfo) => i.current || i.nodes > 0
+
+/** Images beyond `keep` to delete. */
 export function prunable(images: ImageInfo[], keep: number): ImageInfo[] {
-  return beyondKeep(images, keep).filter((i) => !i.current && i.nodes === 0)
+  return beyondKeep(images, keep).filter((i) => !inUse(i))
 }
 
 export interface SparedImage {
@@ -180,7 +183,7 @@ export interface SparedImage {
 /** Images beyond `keep` that stay all the same, said rather than silently kept. */
 export function spared(images: ImageInfo[], keep: number): SparedImage[] {
   return beyondKeep(images, keep)
-    .filter((i) => i.current || i.nodes > 0)
+    .filter(inUse)
     .map((i) => ({name: i.name, nodes: i.nodes, current: i.current}))
 }
 
