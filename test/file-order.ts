@@ -1,7 +1,7 @@
 // The order vitest hands test files to its workers (vitest.config.ts sequence.sequencer).
 // A few files take this machine's services for their whole run (test/helpers/system-lock.ts: a whole
-// cluster, the management playbook), so they run one after another: 2,136 s of CI's 2,559-s run (the
-// timings below). Vitest's own order (project by project, larger files first, with no timings on a
+// cluster, the management playbook), so they run one after another: 2,136 s of CI's 2,559-s run (CI
+// fd66bd3's timings). Vitest's own order (project by project, larger files first, with no timings on a
 // fresh clone) starts two of them first, one per worker: one worker then waits on the lock for the
 // other's whole cluster (10 min), and again later. This order keeps the locked files in one chain —
 // each handed out when the one before it should end — while the other worker runs the rest, longest
@@ -86,7 +86,8 @@ export function readDurations(root: string): Record<FileKey, number> {
 /** Whether a test file takes the system lock: it calls test/helpers/system-lock.ts's lockSystem. */
 export const takesSystemLock = (source: string) => /\blockSystem\(/.test(source)
 
-const fileKey = (root: string, spec: TestSpecification): FileKey => relative(root, spec.moduleId).split('\\').join('/')
+/** A test file's FileKey, from its absolute path (a TestSpecification's or TestModule's moduleId). */
+export const fileKey = (root: string, moduleId: string): FileKey => relative(root, moduleId).split('\\').join('/')
 
 export default class FileOrder extends BaseSequencer {
   /** The files as they will be handed out, with the times and kinds the order came from; undefined: vitest's own order stands. */
@@ -95,7 +96,7 @@ export default class FileOrder extends BaseSequencer {
     const durations = readDurations(root)
     // Other group orders would run one group after another: the simulation assumes one pool.
     if (Object.keys(durations).length === 0 || new Set(files.map((f) => f.project.config.sequence.groupOrder)).size > 1) return undefined
-    const keyOf = (spec: TestSpecification) => fileKey(root, spec)
+    const keyOf = (spec: TestSpecification) => fileKey(root, spec.moduleId)
     const projects = new Map(files.map((spec) => [keyOf(spec), spec.project.name]))
     const medians = medianByProject(durations, (key) => projects.get(key))
     const anyFile = medianByProject(durations, () => 'all').get('all')!
@@ -113,7 +114,7 @@ export default class FileOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const plan = this.plan(files)
     if (!plan) return super.sort(files)
-    const byKey = new Map(files.map((spec) => [fileKey(this.ctx.config.root, spec), spec]))
+    const byKey = new Map(files.map((spec) => [fileKey(this.ctx.config.root, spec.moduleId), spec]))
     return plan.map((f) => byKey.get(f.key)!)
   }
 }

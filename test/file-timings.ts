@@ -5,10 +5,9 @@
 // file's time starts when the one before it ended if it was taken earlier: the wait on the system lock
 // is not its own.
 import {readFileSync, writeFileSync} from 'node:fs'
-import {relative} from 'node:path'
 import type {Reporter, TestModule} from 'vitest/node'
 
-import {takesSystemLock} from './file-order.js'
+import {fileKey, takesSystemLock} from './file-order.js'
 
 export interface FileRun {
   file: string
@@ -46,7 +45,7 @@ export default class FileTimings implements Reporter {
     const start = this.started.get(module.moduleId)
     if (start === undefined) return
     this.runs.push({
-      file: relative(this.root, module.moduleId).split('\\').join('/'),
+      file: fileKey(this.root, module.moduleId),
       start,
       end: Date.now(),
       locked: takesSystemLock(readFileSync(module.moduleId, 'utf8')),
@@ -58,16 +57,16 @@ export default class FileTimings implements Reporter {
     if (!out || this.runs.length === 0) return
     const first = Math.min(...this.runs.map((r) => r.start))
     const last = Math.max(...this.runs.map((r) => r.end))
-    const locked = this.runs.filter((r) => r.locked)
-    const lockedSeconds = Object.entries(fileSeconds(this.runs)).filter(([f]) => locked.some((r) => r.file === f))
+    const seconds = fileSeconds(this.runs)
+    const lockedChainSeconds = this.runs.filter((r) => r.locked).reduce((sum, r) => sum + seconds[r.file], 0)
     writeFileSync(
       out,
       JSON.stringify(
         {
           about: 'Seconds each test file ran in a whole run (test/file-timings.ts wrote it); test/file-order.ts orders the files by them.',
           wallSeconds: Math.round((last - first) / 1000),
-          lockedChainSeconds: Math.round(lockedSeconds.reduce((sum, [, s]) => sum + s, 0)),
-          seconds: fileSeconds(this.runs),
+          lockedChainSeconds: Math.round(lockedChainSeconds),
+          seconds,
         },
         null,
         2,
