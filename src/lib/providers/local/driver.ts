@@ -194,9 +194,8 @@ function readPid(file: string): number | undefined {
  * without a word, and the node's job waits until ResumeTimeout fails it (CI saw it twice). slurmd -b
  * counts its uptime from its own start, which makes that boot time no earlier than one second before
  * slurmd's start: so slurmd must start in a later second than the request, which came before this
- * program ran. (This replaces a time namespace with CLOCK_BOOTTIME moved back by the host's whole
- * seconds of uptime and a fixed 1.1 s sleep, which was not enough: the offset's whole seconds left the
- * uptime up to 1 s old at the start, and the rounding added 1 s.)
+ * program ran. (A time namespace's boot-time offset is whole seconds: it left the uptime up to 1 s old
+ * at the start, too old with the rounding, so nodes use none.)
  */
 export function msToNextSecond(nowMs: number): number {
   return 1000 - (nowMs % 1000) + 50
