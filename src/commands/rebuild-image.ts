@@ -16,7 +16,7 @@ the cluster and runs again in every later build until replaced, or removed with 
 
 New nodes start from the new image; nodes running now keep theirs until they power down. Images beyond
 --keep are deleted, never the current one nor one a running node uses (those are named, with --json in
-"spared"; a later build deletes them once no node runs on them). A failed or interrupted build
+"spared"; a later build deletes them once neither holds). A failed or interrupted build
 changes nothing: the current image stays current and the partial output is removed (exit 4 names the
 failing step and shows its last lines; Ctrl-C exits 130).
 
