@@ -2,8 +2,10 @@
 // local cluster's slurm.conf (as root, or as a user through runuser), and a bounded wait for a condition.
 import {spawnSync} from 'node:child_process'
 import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 
 import {sleep} from '../../src/lib/proc.js'
+import {LOCAL_DRIVER_DEFAULTS} from '../../src/lib/providers/local/driver.js'
 
 const slurmEnv = {...process.env, SLURM_CONF: '/etc/slurm/slurm.conf'}
 
@@ -40,11 +42,14 @@ function lastLinesWith(file: string, match: string, n: number): string {
  * the node's own slurmd log, and slurmctld's lines that name it.
  */
 export function nodeStartDiagnosis(node: string): string {
+  const launcherOut = join(LOCAL_DRIVER_DEFAULTS.logDir, `${node}.out`)
+  const slurmdLog = join(LOCAL_DRIVER_DEFAULTS.slurmLogDir, `slurmd-${node}.log`)
+  const slurmctldLog = join(LOCAL_DRIVER_DEFAULTS.slurmLogDir, 'slurmctld.log')
   return [
     `scontrol show node ${node}: ${sh('scontrol', ['show', 'node', node, '--oneliner']).stdout.trim()}`,
     `/var/log/citc/elastic.log (${node}):\n${lastLinesWith('/var/log/citc/elastic.log', node, 15)}`,
-    `/var/log/citc/nodes/${node}.out:\n${lastLinesWith(`/var/log/citc/nodes/${node}.out`, '', 15)}`,
-    `/var/log/slurm/slurmd-${node}.log:\n${lastLinesWith(`/var/log/slurm/slurmd-${node}.log`, '', 20)}`,
-    `/var/log/slurm/slurmctld.log (${node}):\n${lastLinesWith('/var/log/slurm/slurmctld.log', node, 15)}`,
+    `${launcherOut}:\n${lastLinesWith(launcherOut, '', 15)}`,
+    `${slurmdLog}:\n${lastLinesWith(slurmdLog, '', 20)}`,
+    `${slurmctldLog} (${node}):\n${lastLinesWith(slurmctldLog, node, 15)}`,
   ].join('\n---\n')
 }
